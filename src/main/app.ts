@@ -1,0 +1,68 @@
+import type { ServerConfig } from './config';
+import { TokenStore } from './api/auth';
+import { aioV1Door } from './api/aio-v1';
+import { aioV2Door } from './api/aio-v2';
+import { startServer, type Door, type RunningServer } from './api/server';
+import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
+import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
+import { SessionManager } from './terminal/manager';
+
+/**
+ * ptydeck without a window: the session manager, the credentials, and the server with every door.
+ * The CLI (`ptydeck serve`) and the Electron main process both start exactly this.
+ */
+export interface Ptydeck {
+  manager: SessionManager;
+  tokens: TokenStore;
+  server: RunningServer;
+  runtimeFile: string;
+  /** The viewer URL with the admin token, for a person to open once (it is exchanged for a cookie). */
+  viewerLoginUrl: string;
+  stop(): Promise<void>;
+}
+
+export function allDoors(viewerDir: string | null): Door[] {
+  return [aioV1Door, aioV2Door, viewerStaticDoor(viewerDir)];
+}
+
+export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
+  ensureHome(config.home);
+  const tokens = new TokenStore(config.home, config.tokenFromEnv);
+  const manager = new SessionManager(config.manager);
+  let server: RunningServer;
+  try {
+    server = await startServer({ manager, tokens, config, doors: allDoors(findViewerDir(config.viewerDir)) });
+  } catch (err) {
+    manager.dispose();
+    throw err;
+  }
+  const viewerLoginUrl = `${server.url}/?token=${encodeURIComponent(tokens.adminToken)}`;
+  const runtimeFile = writeRuntimeFile(config.home, {
+    url: server.url,
+    host: config.host,
+    port: server.port,
+    pid: process.pid,
+    token: tokens.adminToken,
+    viewerUrl: viewerLoginUrl,
+    startedAt: new Date().toISOString(),
+  });
+  // Whatever happens to this process, no shell it started outlives it (tmux sessions excepted).
+  const onExit = (): void => manager.killAllSync();
+  process.on('exit', onExit);
+  let stopped: Promise<void> | null = null;
+  return {
+    manager,
+    tokens,
+    server,
+    runtimeFile,
+    viewerLoginUrl,
+    stop: () =>
+      (stopped ??= (async () => {
+        process.off('exit', onExit);
+        await server.close();
+        await manager.closeAll();
+        manager.dispose();
+        removeRuntimeFile(config.home, process.pid);
+      })()),
+  };
+}

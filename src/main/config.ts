@@ -1,0 +1,87 @@
+import { homedir, platform } from 'node:os';
+import { join } from 'node:path';
+import { defaultManagerConfig, type ManagerConfig } from './terminal/manager';
+
+/**
+ * Flags and environment in one place. AIO's own variables are honoured so that a deployment written
+ * for AIO Sandbox keeps its settings: AIO_SHELL_BACKEND, AIO_SHELL_MAX_SESSIONS, AIO_SHELL_SESSION_TIMEOUT_SECS.
+ */
+export interface ServerConfig {
+  host: string;
+  port: number;
+  /** Extra Host header names accepted besides loopback (for a reverse proxy you run yourself). */
+  allowedHosts: string[];
+  home: string;
+  /** The admin (person's) token from PTYDECK_TOKEN, else generated once and kept in the home directory. */
+  tokenFromEnv: string | null;
+  backend: 'auto' | 'tmux' | 'native';
+  manager: ManagerConfig;
+  /** Where the built viewer lives; null serves a notice instead. */
+  viewerDir: string | null;
+  limits: Limits;
+}
+
+export interface Limits {
+  bodyBytes: number;
+  inputBytes: number;
+  wsFrameBytes: number;
+  socketsPerPrincipal: number;
+  createsPerMinute: number;
+}
+
+export const DefaultPort = 8791;
+
+export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.PTYDECK_HOME) return env.PTYDECK_HOME;
+  if (platform() === 'darwin') return join(homedir(), 'Library', 'Application Support', 'ptydeck');
+  return join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'ptydeck');
+}
+
+export class ConfigError extends Error {}
+
+function intFrom(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`);
+  return n;
+}
+
+export interface Flags {
+  port?: string;
+  host?: string;
+  allowedHosts?: string[];
+}
+
+export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  const backend = (env.AIO_SHELL_BACKEND || 'auto').toLowerCase();
+  if (backend !== 'auto' && backend !== 'tmux' && backend !== 'native') {
+    throw new ConfigError(`AIO_SHELL_BACKEND must be auto, tmux or native (got ${JSON.stringify(env.AIO_SHELL_BACKEND)})`);
+  }
+  const defaults = defaultManagerConfig();
+  const manager: ManagerConfig = {
+    ...defaults,
+    maxSessions: intFrom('AIO_SHELL_MAX_SESSIONS', env.AIO_SHELL_MAX_SESSIONS, defaults.maxSessions, 1, 10000),
+    idleTimeoutSecs: intFrom('AIO_SHELL_SESSION_TIMEOUT_SECS', env.AIO_SHELL_SESSION_TIMEOUT_SECS, defaults.idleTimeoutSecs, 1, 365 * 86400),
+    logBytes: intFrom('PTYDECK_LOG_BYTES', env.PTYDECK_LOG_BYTES, defaults.logBytes, 64 * 1024, 1024 * 1024 * 1024),
+    teardownGraceMs: intFrom('PTYDECK_TEARDOWN_GRACE_MS', env.PTYDECK_TEARDOWN_GRACE_MS, defaults.teardownGraceMs, 0, 60000),
+    shell: env.PTYDECK_SHELL || undefined,
+    defaultCwd: env.PTYDECK_CWD || defaults.defaultCwd,
+  };
+  return {
+    host: flags.host ?? env.PTYDECK_HOST ?? '127.0.0.1',
+    port: intFrom('--port', flags.port ?? env.PTYDECK_PORT, DefaultPort, 0, 65535),
+    allowedHosts: [...(flags.allowedHosts ?? []), ...(env.PTYDECK_ALLOWED_HOSTS ? env.PTYDECK_ALLOWED_HOSTS.split(',') : [])].map((h) => h.trim().toLowerCase()).filter(Boolean),
+    home: defaultHome(env),
+    tokenFromEnv: env.PTYDECK_TOKEN || null,
+    backend,
+    manager,
+    viewerDir: null,
+    limits: {
+      bodyBytes: intFrom('PTYDECK_MAX_BODY_BYTES', env.PTYDECK_MAX_BODY_BYTES, 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      inputBytes: intFrom('PTYDECK_MAX_INPUT_BYTES', env.PTYDECK_MAX_INPUT_BYTES, 1024 * 1024, 16, 1024 * 1024 * 1024),
+      wsFrameBytes: intFrom('PTYDECK_MAX_WS_FRAME_BYTES', env.PTYDECK_MAX_WS_FRAME_BYTES, 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      socketsPerPrincipal: intFrom('PTYDECK_MAX_SOCKETS', env.PTYDECK_MAX_SOCKETS, 64, 1, 100000),
+      createsPerMinute: intFrom('PTYDECK_MAX_CREATES_PER_MINUTE', env.PTYDECK_MAX_CREATES_PER_MINUTE, 120, 1, 1000000),
+    },
+  };
+}

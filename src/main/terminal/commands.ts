@@ -1,0 +1,361 @@
+import type { CommandInfo, CommandStatus, ShellState } from '../../shared/types';
+import { CommandConstants } from './constants';
+import type { Writer } from './floor';
+import type { Marker } from './marker-scanner';
+import type { OutputLog } from './output-log';
+import { renderPlainText } from './plain-text';
+import { encodeCommand, shellQuote, type ShellKind } from './shell-integration';
+import { utf8Head, utf8Tail } from './utf8';
+import { rmSync } from 'node:fs';
+
+/**
+ * Commands in a session's shell: their start, end, exit code and output, learned from the shell's own
+ * markers (shell-integration.ts) as they pass through the output path. One command runs at a time.
+ *
+ * A command typed at the prompt (by a person in the viewer, or by an agent through raw input) is
+ * tracked too: its C marker opens a record whose text is read back from the echoed line.
+ */
+export interface ConsoleEntry {
+  ps1: string;
+  command: string;
+  output: string;
+}
+
+export interface ExecOptions {
+  async?: boolean;
+  /** Seconds after which the call returns `running` while the command goes on. */
+  timeoutSecs?: number | null;
+  /** Seconds after which the command is interrupted (^C) and reported as hard_timeout. */
+  hardTimeoutSecs?: number | null;
+  /** Seconds without output after which a synchronous call interrupts the command (no_change_timeout). */
+  noChangeTimeoutSecs?: number | null;
+  /** Move the shell to this directory first (AIO v1's exec_dir); the move persists, as a typed cd would. */
+  cwd?: string;
+  writer: Writer;
+}
+
+export class BusyError extends Error {
+  constructor() {
+    super('Session already has a running command');
+    this.name = 'BusyError';
+  }
+}
+
+export class NotActiveError extends Error {
+  constructor(detail: string) {
+    super(`Session is not active: ${detail}`);
+    this.name = 'NotActiveError';
+  }
+}
+
+/** The console's ps1 as AIO reports it (seed 003); the real prompt shows the directory too. */
+const CONSOLE_PS1 = '$ ';
+
+export interface CommandHost {
+  readonly log: OutputLog;
+  readonly shellKind: ShellKind;
+  readonly scriptDir: string | null;
+  isAlive(): boolean;
+  /** Types into the terminal, subject to the floor. */
+  typeKeys(text: string, writer: Writer): void;
+  /** Signals the terminal's foreground group if it is not the shell's own; false when there is none. */
+  signalForeground(signal: NodeJS.Signals): boolean;
+  lastOutputAt(): number;
+  changed(): void;
+}
+
+export class CommandRecord {
+  status: CommandStatus = 'running';
+  exitCode: number | null = null;
+  outputStart: number | null = null;
+  outputEnd: number | null = null;
+  /** The shell printed its next prompt (or exited): no more output belongs to this command. */
+  shellDone = false;
+  readonly startedAt = new Date();
+  finishedAt: Date | null = null;
+  scriptFile?: string;
+  hardTimer: NodeJS.Timeout | null = null;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(
+    readonly id: number,
+    public command: string | null,
+    readonly source: 'exec' | 'typed',
+    readonly writeOffset: number,
+    readonly echoLines: number,
+  ) {}
+
+  get finished(): boolean {
+    return this.status !== 'running';
+  }
+
+  info(): CommandInfo {
+    return {
+      command: this.command,
+      source: this.source,
+      status: this.status,
+      exitCode: this.status === 'completed' ? this.exitCode : null,
+      startedAt: this.startedAt.toISOString(),
+      finishedAt: this.finishedAt?.toISOString() ?? null,
+    };
+  }
+
+  /** Resolves true when `done()` holds, false after `ms` (Infinity waits for ever). */
+  until(done: () => boolean, ms: number): Promise<boolean> {
+    if (done()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | null = null;
+      const check = (): void => {
+        if (!done()) return;
+        if (timer) clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve(true);
+      };
+      this.waiters.add(check);
+      if (Number.isFinite(ms)) {
+        timer = setTimeout(() => {
+          this.waiters.delete(check);
+          resolve(done());
+        }, Math.max(0, ms));
+      }
+    });
+  }
+
+  wake(): void {
+    for (const w of [...this.waiters]) w();
+  }
+}
+
+export type ExecOutcome = 'completed' | 'timeout' | 'async' | 'hard_timeout' | 'no_change_timeout' | 'terminated';
+
+export class CommandTracker {
+  state: ShellState = 'starting';
+  current: CommandRecord | null = null;
+  last: CommandRecord | null = null;
+  readonly console: ConsoleEntry[] = [];
+  private promptEnd = 0;
+  private nextId = 1;
+  private readonly readyWaiters = new Set<() => void>();
+  private readonly anyCommandWaiters = new Set<() => void>();
+
+  constructor(private readonly host: CommandHost) {}
+
+  /** The running command, else the last one. */
+  get latest(): CommandRecord | null {
+    return this.current ?? this.last;
+  }
+
+  onMarker(m: Marker): void {
+    if (m.kind === 'B') {
+      this.promptEnd = m.end;
+      if (!this.current) this.setState('prompt');
+      this.wakeReady();
+      return;
+    }
+    if (m.kind === 'C') {
+      let rec = this.current;
+      if (!rec || rec.shellDone) {
+        rec = new CommandRecord(this.nextId++, this.echoedLine(this.promptEnd, m.start), 'typed', this.promptEnd, 1);
+        this.current = rec;
+      }
+      if (rec.outputStart === null) rec.outputStart = m.end;
+      this.setState('busy');
+      return;
+    }
+    // D: the shell is back at its prompt.
+    const rec = this.current;
+    if (rec && !rec.shellDone) {
+      rec.outputEnd = m.start;
+      if (rec.outputStart === null) rec.outputStart = this.afterEcho(rec, m.start);
+      if (rec.status === 'running') {
+        rec.status = 'completed';
+        rec.exitCode = m.exitCode;
+      }
+      this.finish(rec);
+    }
+    this.promptEnd = m.end;
+    this.setState('prompt');
+    this.wakeReady();
+  }
+
+  onShellExit(): void {
+    const rec = this.current;
+    if (rec && !rec.shellDone) {
+      rec.outputEnd = this.host.log.end;
+      if (rec.outputStart === null) rec.outputStart = this.afterEcho(rec, this.host.log.end);
+      if (rec.status === 'running') rec.status = 'terminated';
+      this.finish(rec);
+    }
+    this.setState('exited');
+    this.wakeReady();
+  }
+
+  whenReady(timeoutMs: number): Promise<boolean> {
+    if (this.state !== 'starting') return Promise.resolve(this.state !== 'exited');
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.readyWaiters.delete(done);
+        resolve(this.state !== 'exited' && this.state !== 'starting');
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.readyWaiters.add(done);
+    });
+  }
+
+  async exec(command: string, opts: ExecOptions): Promise<{ record: CommandRecord; outcome: ExecOutcome }> {
+    if (this.state === 'starting') await this.whenReady(CommandConstants.ShellStartTimeoutMs);
+    if (!this.host.isAlive() || this.state === 'exited') throw new NotActiveError('its shell has exited');
+    if (this.current && !this.current.shellDone) throw new BusyError();
+    if (this.state === 'starting') throw new NotActiveError('its shell did not print a prompt in time');
+    // A leading cd on its own line keeps the user's command exactly as given (a `&&` would change its meaning).
+    const typed = opts.cwd ? `cd -- ${shellQuote(opts.cwd)}\n${command}` : command;
+    const encoded = encodeCommand(this.host.shellKind, typed, this.host.scriptDir);
+    const rec = new CommandRecord(this.nextId++, command, 'exec', this.host.log.end, encoded.echoLines);
+    rec.scriptFile = encoded.scriptFile;
+    // The floor check happens in typeKeys, before the record is published.
+    this.host.typeKeys(encoded.text, opts.writer);
+    this.current = rec;
+    this.setState('busy');
+    this.wakeAnyCommand();
+
+    if (opts.hardTimeoutSecs != null && opts.hardTimeoutSecs > 0) {
+      rec.hardTimer = setTimeout(() => void this.interrupt(rec, 'hard_timeout'), opts.hardTimeoutSecs * 1000);
+    }
+    if (opts.async) return { record: rec, outcome: 'async' };
+
+    const callTimeoutMs = opts.timeoutSecs != null && opts.timeoutSecs > 0 ? opts.timeoutSecs * 1000 : Infinity;
+    const noChangeMs = opts.noChangeTimeoutSecs != null && opts.noChangeTimeoutSecs > 0 ? opts.noChangeTimeoutSecs * 1000 : Infinity;
+    const deadline = Date.now() + callTimeoutMs;
+    let noChangeFired = false;
+    // Wake up for whichever comes first: the end, the call's timeout, or a quiet spell of noChangeMs.
+    while (!rec.finished) {
+      const quietDeadline = Math.max(this.host.lastOutputAt(), rec.startedAt.getTime()) + noChangeMs;
+      const wakeAt = Math.min(deadline, quietDeadline);
+      await rec.until(() => rec.finished, wakeAt - Date.now());
+      if (rec.finished) break;
+      const now = Date.now();
+      if (now >= deadline) return { record: rec, outcome: 'timeout' };
+      if (now >= Math.max(this.host.lastOutputAt(), rec.startedAt.getTime()) + noChangeMs) {
+        noChangeFired = true;
+        await this.interrupt(rec, 'no_change_timeout');
+        break;
+      }
+    }
+    if (!noChangeFired && (rec.status === 'hard_timeout' || rec.status === 'no_change_timeout')) {
+      // A hard timeout fired while we waited: answer once the interrupt has settled.
+      await rec.until(() => rec.shellDone, CommandConstants.InterruptGraceMs * 3);
+    }
+    const outcome: ExecOutcome = rec.status === 'running' ? 'timeout' : rec.status;
+    return { record: rec, outcome };
+  }
+
+  /** Waits until the running command ends or `ms` pass; at once when nothing runs. */
+  async wait(ms: number): Promise<CommandRecord | null> {
+    const rec = this.current;
+    if (rec && !rec.finished) await rec.until(() => rec.finished, ms);
+    return this.latest;
+  }
+
+  /** Resolves when a new command starts or `ms` pass. */
+  waitForAnyCommand(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.anyCommandWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.anyCommandWaiters.add(done);
+    });
+  }
+
+  /** The command's output as a person would read it (no echo, no markers, no escapes), untruncated. */
+  outputText(rec: CommandRecord): string {
+    const log = this.host.log;
+    const start = rec.outputStart ?? (rec.source === 'exec' ? this.afterEcho(rec, log.end, true) : null);
+    if (start === null) return '';
+    const end = rec.outputEnd ?? log.end;
+    if (end <= start) return '';
+    const lost = log.start > start;
+    const from = Math.max(start, log.start);
+    const W = CommandConstants.RenderWindowBytes;
+    let text: string;
+    if (end - from <= W) text = renderPlainText(log.read(from, end).toString('utf8'));
+    else {
+      const head = renderPlainText(log.read(from, from + W / 2).toString('utf8'));
+      const tail = renderPlainText(log.read(end - W / 2, end).toString('utf8'));
+      text = head + CommandConstants.TruncationNotice + tail;
+    }
+    return lost ? `[... earlier output was dropped from the session log ...]\n${text}` : text;
+  }
+
+  private async interrupt(rec: CommandRecord, status: 'hard_timeout' | 'no_change_timeout'): Promise<void> {
+    if (rec.finished || rec.shellDone) return;
+    rec.status = status;
+    rec.exitCode = null;
+    rec.finishedAt = new Date();
+    rec.wake();
+    this.host.changed();
+    if (!this.host.isAlive()) return;
+    this.host.typeKeys('\x03', 'system');
+    const grace = CommandConstants.InterruptGraceMs;
+    if (await rec.until(() => rec.shellDone, grace)) return;
+    // ^C did not bring the prompt back (the program ignores SIGINT, or the terminal is in raw mode).
+    if (this.host.signalForeground('SIGTERM') && (await rec.until(() => rec.shellDone, grace))) return;
+    if (this.host.signalForeground('SIGKILL')) await rec.until(() => rec.shellDone, grace);
+  }
+
+  private finish(rec: CommandRecord): void {
+    rec.shellDone = true;
+    rec.finishedAt ??= new Date();
+    if (rec.hardTimer) clearTimeout(rec.hardTimer);
+    if (rec.scriptFile) rmSync(rec.scriptFile, { force: true });
+    this.console.push({ ps1: CONSOLE_PS1, command: rec.command ?? '', output: truncateOutput(this.outputText(rec)) });
+    if (this.console.length > CommandConstants.ConsoleEntries) this.console.splice(0, this.console.length - CommandConstants.ConsoleEntries);
+    this.last = rec;
+    if (this.current === rec) this.current = null;
+    rec.wake();
+    this.host.changed();
+  }
+
+  /** Where output begins when the shell gave no C marker: after the lines the terminal echoed. */
+  private afterEcho(rec: CommandRecord, limit: number, pending = false): number | null {
+    const log = this.host.log;
+    let pos = Math.max(rec.writeOffset, log.start);
+    for (let i = 0; i < rec.echoLines; i++) {
+      const nl = log.indexOf(Buffer.from('\n'), pos, Math.min(limit, pos + 64 * 1024));
+      if (nl < 0) return pending ? null : limit;
+      pos = nl + 1;
+    }
+    return pos;
+  }
+
+  private echoedLine(from: number, to: number): string | null {
+    const log = this.host.log;
+    const lo = Math.max(from, to - 16 * 1024, log.start);
+    if (to <= lo) return null;
+    const text = renderPlainText(log.read(lo, to).toString('utf8')).trim();
+    return text || null;
+  }
+
+  private setState(s: ShellState): void {
+    if (this.state === s || this.state === 'exited') return;
+    this.state = s;
+    this.host.changed();
+  }
+
+  private wakeReady(): void {
+    for (const w of [...this.readyWaiters]) w();
+  }
+
+  private wakeAnyCommand(): void {
+    for (const w of [...this.anyCommandWaiters]) w();
+  }
+}
+
+/** seed 003: over 30,000 bytes keep the first and last 15,000 with a notice between. */
+export function truncateOutput(text: string): string {
+  if (Buffer.byteLength(text) <= CommandConstants.TruncateAboveBytes) return text;
+  return utf8Head(text, CommandConstants.TruncateKeepBytes) + CommandConstants.TruncationNotice + utf8Tail(text, CommandConstants.TruncateKeepBytes);
+}

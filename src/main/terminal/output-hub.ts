@@ -1,0 +1,152 @@
+import { StreamConstants } from './constants';
+import type { OutputLog } from './output-log';
+import { incompleteTailLength, leadingContinuationLength } from './utf8';
+
+/**
+ * Live output fan-out without a queue per client.
+ *
+ * Every client is a cursor (an absolute offset) into the session's output log. When a batch of PTY
+ * bytes lands, the hub tells each cursor to pump: it reads from the log from its offset and sends as
+ * long as its transport has room. A client that stops reading simply stops advancing; the shell, the
+ * agent and the other clients go on, and the memory held for it is bounded by its transport's
+ * watermark plus the log itself (which is bounded by configuration). If the log drops bytes a client
+ * never got, the client's door decides how to tell it (execd: a new replay frame with the new offset;
+ * AIO: an error frame; viewer: a fresh screen snapshot).
+ *
+ * Batching: the first chunk after a quiet spell goes out on the next turn of the event loop (keystroke
+ * echo stays immediate); under sustained output, flushes are at least BatchMs apart so many small PTY
+ * chunks leave as few large frames.
+ */
+export interface OutputReader {
+  pump(): void;
+}
+
+export class OutputHub {
+  private readonly readers = new Set<OutputReader>();
+  private scheduled = false;
+  private lastFlushAt = 0;
+
+  constructor(private readonly afterFlush: () => void = () => undefined) {}
+
+  get size(): number {
+    return this.readers.size;
+  }
+
+  attach(reader: OutputReader): void {
+    this.readers.add(reader);
+  }
+
+  detach(reader: OutputReader): void {
+    this.readers.delete(reader);
+  }
+
+  /** New bytes are in the log. */
+  notify(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const wait = StreamConstants.BatchMs - (Date.now() - this.lastFlushAt);
+    if (wait <= 0) setImmediate(() => this.flush());
+    else setTimeout(() => this.flush(), wait);
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    this.lastFlushAt = Date.now();
+    for (const r of this.readers) {
+      try {
+        r.pump();
+      } catch (err) {
+        console.error('ptydeck: output reader failed:', err);
+        this.readers.delete(r);
+      }
+    }
+    this.afterFlush();
+  }
+}
+
+export interface LogCursorOptions {
+  log: OutputLog;
+  from: number;
+  /** JSON doors need whole UTF-8 characters in each frame; binary doors take bytes as they are. */
+  wholeCharacters: boolean;
+  maxFrameBytes?: number;
+  /**
+   * Hands one frame's payload to the transport. `flushed` must be called once the transport has
+   * handed the bytes to the kernel (ws's send callback); until then they count against the watermark.
+   */
+  send(payload: Buffer, channel: number, offset: number, flushed: () => void): void;
+  /** Bytes [lostFrom, resumeAt) were dropped from the log before this client got them. Return false to stop. */
+  onGap(lostFrom: number, resumeAt: number): boolean;
+  /** An extra gate, for doors with acknowledgements: true while the client may take more. */
+  mayTakeMore?(): boolean;
+}
+
+export class LogCursor implements OutputReader {
+  offset: number;
+  private inflight = 0;
+  private stopped = false;
+  private readonly maxFrame: number;
+
+  constructor(private readonly opts: LogCursorOptions) {
+    this.offset = opts.from;
+    this.maxFrame = opts.maxFrameBytes ?? StreamConstants.MaxFrameBytes;
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Bytes handed to the transport that it has not flushed yet. */
+  get unflushed(): number {
+    return this.inflight;
+  }
+
+  pump(): void {
+    const { log } = this.opts;
+    while (!this.stopped && this.inflight < StreamConstants.SocketHighWatermarkBytes && (this.opts.mayTakeMore?.() ?? true)) {
+      if (this.offset < log.start) {
+        const resumeAt = log.start;
+        const lostFrom = this.offset;
+        this.offset = resumeAt;
+        if (!this.opts.onGap(lostFrom, resumeAt)) {
+          this.stopped = true;
+          return;
+        }
+        continue;
+      }
+      if (this.offset >= log.end) return;
+      const chunk = log.chunkAt(this.offset, this.maxFrame);
+      if (!chunk) return;
+      let payload = chunk.data;
+      if (this.opts.wholeCharacters) {
+        const skip = leadingContinuationLength(payload);
+        if (skip && this.offset === log.start) {
+          // Only the log's first bytes can start mid-character (the rest was evicted): drop the fragment.
+          this.offset += skip;
+          continue;
+        }
+        const cut = incompleteTailLength(payload);
+        if (cut) {
+          const end = this.offset + payload.length;
+          if (end < log.end) {
+            // The character continues in the next segment: take it whole from a small copy.
+            payload = log.read(this.offset, Math.min(log.end, end + 4 - cut));
+            payload = payload.subarray(0, payload.length - incompleteTailLength(payload));
+          } else payload = payload.subarray(0, payload.length - cut);
+          if (payload.length === 0) return; // wait for the rest of the character
+        }
+      }
+      const at = this.offset;
+      const n = payload.length;
+      this.offset += n;
+      this.inflight += n;
+      let done = false;
+      this.opts.send(payload, chunk.channel, at, () => {
+        if (done) return;
+        done = true;
+        this.inflight -= n;
+        if (this.inflight < StreamConstants.SocketLowWatermarkBytes) setImmediate(() => this.pump());
+      });
+    }
+  }
+}

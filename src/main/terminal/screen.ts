@@ -1,0 +1,186 @@
+import headless from '@xterm/headless';
+import serialize from '@xterm/addon-serialize';
+import type { Terminal as HeadlessTerminal } from '@xterm/headless';
+import type { SerializeAddon as SerializeAddonType } from '@xterm/addon-serialize';
+import { ScreenConstants } from './constants';
+import type { OutputLog } from './output-log';
+
+// Both packages are CommonJS; a default import works from the bundle, from vitest and from plain Node.
+const { Terminal } = headless as unknown as { Terminal: typeof HeadlessTerminal };
+const { SerializeAddon } = serialize as unknown as { SerializeAddon: typeof SerializeAddonType };
+
+export interface ScreenSnapshot {
+  /** Escape sequences that repaint the screen (and scrollback) on an empty terminal of this size. */
+  data: string;
+  cols: number;
+  rows: number;
+  /** The log offset this snapshot reflects: live output from here on continues it exactly. */
+  offset: number;
+  /** True when the log had dropped unparsed bytes, so the screen was rebuilt from what remained. */
+  rebuilt: boolean;
+}
+
+/**
+ * The session's screen as a terminal would show it: a headless xterm fed from the output log.
+ *
+ * It is kept off the hot path on purpose (parsing costs about as much as reading the PTY): bytes are
+ * parsed when someone asks for the screen, when output has gone quiet, or at once when a program asks
+ * the terminal a question (cursor position, device attributes) that it waits to have answered. If the
+ * log dropped bytes that were never parsed, the screen is rebuilt from the oldest byte still held.
+ *
+ * Resizes are recorded at the log offset where they happened and applied there during catch-up, so
+ * lazily parsed output still wraps at the width it was printed at.
+ */
+export class ScreenMirror {
+  private readonly term: HeadlessTerminal;
+  private readonly serializer: SerializeAddonType;
+  private parsed: number;
+  private readonly pendingResizes: { offset: number; cols: number; rows: number }[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  private answering = false;
+  private lastRebuilt = false;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private lastOutputAt = 0;
+  private disposed = false;
+
+  constructor(
+    private readonly log: OutputLog,
+    cols: number,
+    rows: number,
+    scrollback: number = ScreenConstants.DefaultScrollbackLines,
+    /** Where the answers to terminal queries go (the PTY), or null when something else answers them (tmux). */
+    private readonly answer: ((reply: string) => void) | null = null,
+  ) {
+    this.term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
+    this.serializer = new SerializeAddon();
+    this.term.loadAddon(this.serializer);
+    this.parsed = log.start;
+    this.term.onData((reply) => {
+      if (this.answering && this.answer) this.answer(reply);
+    });
+  }
+
+  get cols(): number {
+    return this.term.cols;
+  }
+
+  get rows(): number {
+    return this.term.rows;
+  }
+
+  /** Bytes of the log not yet parsed. */
+  get lag(): number {
+    return this.log.end - this.parsed;
+  }
+
+  /** Called on each batch of output: schedules the idle catch-up without touching the bytes. */
+  noteOutput(): void {
+    this.lastOutputAt = Date.now();
+    if (this.idleTimer || this.disposed) return;
+    const tick = (): void => {
+      const quietFor = Date.now() - this.lastOutputAt;
+      if (quietFor < ScreenConstants.IdleCatchUpMs) {
+        this.idleTimer = setTimeout(tick, ScreenConstants.IdleCatchUpMs - quietFor);
+        return;
+      }
+      this.idleTimer = null;
+      void this.catchUp();
+    };
+    this.idleTimer = setTimeout(tick, ScreenConstants.IdleCatchUpMs);
+  }
+
+  /** A program asked the terminal something: parse now so the headless terminal answers it. */
+  noteQuery(): void {
+    void this.catchUp();
+  }
+
+  noteResize(cols: number, rows: number): void {
+    this.pendingResizes.push({ offset: this.log.end, cols, rows });
+  }
+
+  /** Parses everything the log holds up to now. Calls are serialized; each resolves once its bytes are in. */
+  catchUp(): Promise<void> {
+    const run = async (): Promise<void> => {
+      if (this.disposed) return;
+      const target = this.log.end;
+      if (this.parsed < this.log.start) {
+        // Bytes we never parsed are gone: start over from what the log still has, answering nothing old.
+        this.term.reset();
+        this.parsed = this.log.start;
+        this.lastRebuilt = true;
+        while (this.pendingResizes.length && this.pendingResizes[0].offset <= this.parsed) {
+          const r = this.pendingResizes.shift()!;
+          this.term.resize(r.cols, r.rows);
+        }
+      }
+      this.answering = this.answer !== null && !this.lastRebuilt;
+      try {
+        while (this.parsed < target) {
+          const nextResize = this.pendingResizes[0];
+          const stop = Math.min(target, this.parsed + ScreenConstants.CatchUpChunkBytes, nextResize ? nextResize.offset : Infinity);
+          if (stop > this.parsed) {
+            const bytes = this.log.read(this.parsed, stop);
+            await new Promise<void>((resolve) => this.term.write(bytes, resolve));
+            this.parsed = stop;
+          }
+          while (this.pendingResizes.length && this.pendingResizes[0].offset <= this.parsed) {
+            const r = this.pendingResizes.shift()!;
+            this.term.resize(r.cols, r.rows);
+          }
+        }
+        while (this.pendingResizes.length && this.pendingResizes[0].offset <= this.parsed) {
+          const r = this.pendingResizes.shift()!;
+          this.term.resize(r.cols, r.rows);
+        }
+      } finally {
+        this.answering = false;
+      }
+    };
+    this.chain = this.chain.then(run, run);
+    return this.chain;
+  }
+
+  async snapshot(scrollback: number = ScreenConstants.DefaultScrollbackLines): Promise<ScreenSnapshot> {
+    await this.catchUp();
+    const rebuilt = this.lastRebuilt;
+    this.lastRebuilt = false;
+    return { data: this.serializer.serialize({ scrollback }), cols: this.term.cols, rows: this.term.rows, offset: this.parsed, rebuilt };
+  }
+
+  /** The visible screen as text lines (trailing blanks trimmed), as a person would read it. */
+  async viewportLines(): Promise<string[]> {
+    await this.catchUp();
+    const buf = this.term.buffer.active;
+    const lines: string[] = [];
+    for (let y = 0; y < this.term.rows; y++) lines.push(buf.getLine(buf.viewportY + y)?.translateToString(true) ?? '');
+    return lines;
+  }
+
+  /**
+   * Every line the mirror holds (scrollback then screen), wrapped lines joined, for paging by line.
+   * `absoluteIndexOfFirst` counts lines that scrolled out of the mirror's scrollback, so indexes stay stable.
+   */
+  async allLines(): Promise<{ lines: string[]; cursorLine: number }> {
+    await this.catchUp();
+    const buf = this.term.buffer.active;
+    const lines: string[] = [];
+    let current = '';
+    for (let y = 0; y < buf.length; y++) {
+      const line = buf.getLine(y);
+      if (!line) continue;
+      if (!line.isWrapped && y > 0) {
+        lines.push(current);
+        current = '';
+      }
+      current += line.translateToString(true);
+    }
+    lines.push(current);
+    return { lines, cursorLine: buf.baseY + buf.cursorY };
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.term.dispose();
+  }
+}

@@ -1,0 +1,396 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BackendKind, SessionSummary, ShellState } from '../../shared/types';
+import type { Backend, ProcessExit, TerminalProcess } from './backends/backend';
+import { CommandConstants, ScreenConstants, SessionConstants } from './constants';
+import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
+import { Emitter } from './emitter';
+import { Floor, type FloorMode, type Writer } from './floor';
+import { MarkerScanner } from './marker-scanner';
+import { OutputHub, type OutputReader } from './output-hub';
+import { OutputLog } from './output-log';
+import { foregroundPgid, hasProcfs, readStat, signalGroup } from './processes';
+import { ScreenMirror } from './screen';
+import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
+import { killTreeSync, teardownTree, type TeardownReport } from './teardown';
+
+export interface SessionSpec {
+  id: string;
+  owner: string;
+  /** Which door opened it (shown to people; never used for authorization). */
+  origin: string;
+  cwd: string;
+  cols: number;
+  rows: number;
+  env?: Record<string, string>;
+  /** Run this instead of an interactive shell (execd's `command`); the session ends when it does. */
+  command?: string;
+  shell?: string;
+  loadUserRc?: boolean;
+  logBytes: number;
+  scrollbackLines?: number;
+  floor: FloorMode;
+  noChangeTimeoutSecs: number;
+  /** `expiring` sessions are reclaimed first and never use tmux (AIO's `retention`). */
+  retention?: 'persistent' | 'expiring';
+  teardownGraceMs?: number;
+}
+
+export interface SessionEvents extends Record<string, unknown> {
+  /** Something a listing shows changed (command, shell state, floor, attachments, exit). */
+  changed: Session;
+  exit: ProcessExit;
+  closed: TeardownReport;
+}
+
+export class UnsupportedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnsupportedError';
+  }
+}
+
+/**
+ * One terminal: a shell behind a backend, its output log, its screen, its commands and its floor.
+ * Every door (AIO, execd, native, MCP, viewer) is a thin adapter over this object.
+ *
+ * The output path, in order, for each chunk the backend delivers:
+ *   1. append to the log (absolute offsets)      3. remember the time (idle, no_change_timeout)
+ *   2. scan for markers and terminal queries     4. tell the hub; it pumps every attached cursor
+ * The screen mirror parses later, off this path (screen.ts).
+ */
+export class Session {
+  readonly events = new Emitter<SessionEvents>();
+  readonly log: OutputLog;
+  readonly hub: OutputHub;
+  readonly floor: Floor;
+  readonly commands: CommandTracker;
+  readonly createdAt = new Date();
+  lastUsedAt = new Date();
+  cols: number;
+  rows: number;
+  noChangeTimeoutSecs: number;
+  exit: ProcessExit | null = null;
+  closed = false;
+  /** How the shell was started: 'pty' (a terminal) or 'pipe' (execd pty=0). Null until it starts. */
+  mode: 'pty' | 'pipe' | null = null;
+  workingDir: string;
+
+  private proc: TerminalProcess | null = null;
+  private launch: ShellLaunch | null = null;
+  private screenMirror: ScreenMirror | null = null;
+  private scanner: MarkerScanner | null = null;
+  private lastOutput = Date.now();
+  private attachments = 0;
+  private scriptDir: string | null = null;
+  private closing: Promise<TeardownReport> | null = null;
+  private readonly envTag: string;
+  private readonly shellKind: ShellKind;
+
+  constructor(
+    readonly spec: SessionSpec,
+    private readonly backends: { pty: Backend; pipe: Backend },
+  ) {
+    this.cols = spec.cols;
+    this.rows = spec.rows;
+    this.noChangeTimeoutSecs = spec.noChangeTimeoutSecs;
+    this.workingDir = spec.cwd;
+    this.log = new OutputLog(spec.logBytes);
+    this.hub = new OutputHub(() => this.screenMirror?.noteOutput());
+    this.floor = new Floor(spec.floor);
+    this.envTag = `PTYDECK_SESSION=${spec.id}:${randomBytes(8).toString('hex')}`;
+    this.shellKind = findShell(spec.shell).kind;
+    const self = this;
+    this.commands = new CommandTracker({
+      log: this.log,
+      get shellKind() {
+        return self.launch?.kind ?? self.shellKind;
+      },
+      get scriptDir() {
+        return self.ensureScriptDir();
+      },
+      isAlive: () => this.isAlive,
+      typeKeys: (text, writer) => this.write(text, writer),
+      signalForeground: (signal) => this.signalForeground(signal).delivered,
+      lastOutputAt: () => this.lastOutput,
+      changed: () => this.changed(),
+    });
+  }
+
+  get id(): string {
+    return this.spec.id;
+  }
+
+  get owner(): string {
+    return this.spec.owner;
+  }
+
+  get backendKind(): BackendKind {
+    return this.mode === 'pipe' ? 'pipe' : this.backends.pty.kind;
+  }
+
+  get started(): boolean {
+    return this.proc !== null;
+  }
+
+  get isAlive(): boolean {
+    return this.proc !== null && this.exit === null && !this.closed;
+  }
+
+  get pid(): number | null {
+    return this.proc?.pid ?? null;
+  }
+
+  get attachedClients(): number {
+    return this.attachments;
+  }
+
+  get lastOutputAt(): number {
+    return this.lastOutput;
+  }
+
+  get shellState(): ShellState {
+    if (!this.proc) return 'starting';
+    return this.commands.state;
+  }
+
+  get screen(): ScreenMirror {
+    if (!this.screenMirror) this.screenMirror = new ScreenMirror(this.log, this.cols, this.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, null);
+    return this.screenMirror;
+  }
+
+  /** Starts the shell. Sessions from execd's POST /pty wait for their first socket to choose the mode. */
+  start(mode: 'pty' | 'pipe' = 'pty'): void {
+    if (this.proc || this.closed) return;
+    this.mode = mode;
+    const extraEnv: Record<string, string> = { ...(this.spec.env ?? {}), PTYDECK_SESSION_ID: this.id };
+    const [tagName, tagValue] = splitOnce(this.envTag, '=');
+    extraEnv[tagName] = tagValue;
+    let file: string;
+    let args: string[];
+    let env: Record<string, string>;
+    if (this.spec.command !== undefined || mode === 'pipe') {
+      // Not an interactive prompt: no shell integration, so no exec; the terminal (or pipes) still work.
+      file = findShell(this.spec.shell).file;
+      args = this.spec.command !== undefined ? ['-c', this.spec.command] : file.endsWith('bash') ? ['--norc', '--noprofile'] : [];
+      env = childEnvironment(process.env, extraEnv);
+      this.commands.state = 'busy';
+    } else {
+      this.launch = prepareShell({ shell: this.spec.shell, loadUserRc: this.spec.loadUserRc, baseEnv: process.env, extraEnv });
+      file = this.launch.file;
+      args = this.launch.args;
+      env = this.launch.env;
+      this.scanner = new MarkerScanner(
+        this.launch.nonce,
+        (m) => this.commands.onMarker(m),
+        () => this.screenMirror?.noteQuery(),
+      );
+    }
+    const backend = mode === 'pipe' ? this.backends.pipe : this.backends.pty;
+    const proc = backend.spawn({ file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows });
+    this.proc = proc;
+    if (mode === 'pty') {
+      // The headless screen answers terminal queries, so a program asking for the cursor never hangs.
+      this.screenMirror?.dispose();
+      this.screenMirror = new ScreenMirror(this.log, this.cols, this.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, (reply) => this.proc?.write(reply));
+    }
+    proc.onData((data, channel) => this.onOutput(data, channel));
+    proc.onExit((e) => this.onExit(e));
+    this.changed();
+  }
+
+  /** Resolves once the shell has printed its first prompt (immediately for non-interactive sessions). */
+  async ready(timeoutMs: number = CommandConstants.ShellStartTimeoutMs): Promise<boolean> {
+    if (!this.launch) return this.isAlive;
+    return this.commands.whenReady(timeoutMs);
+  }
+
+  /** Writes bytes to the terminal as one write, if the floor lets `writer` type. */
+  write(data: string | Uint8Array, writer: Writer): void {
+    this.floor.check(writer);
+    if (this.closed) throw new NotActiveError('it has been closed');
+    if (!this.proc) this.start();
+    if (!this.isAlive) throw new NotActiveError(`its shell has exited${this.exit?.exitCode != null ? ` with code ${this.exit.exitCode}` : ''}`);
+    this.proc!.write(data);
+  }
+
+  async exec(command: string, opts: ExecOptions) {
+    if (!this.proc) this.start();
+    if (!this.launch) throw new UnsupportedError('exec needs an interactive shell on a terminal; this session runs a single command or pipes');
+    this.floor.check(opts.writer);
+    return this.commands.exec(command, { ...opts, noChangeTimeoutSecs: opts.noChangeTimeoutSecs ?? this.noChangeTimeoutSecs });
+  }
+
+  resize(cols: number, rows: number): void {
+    const c = clampInt(cols, 1, SessionConstants.MaxCols);
+    const r = clampInt(rows, 1, SessionConstants.MaxRows);
+    if (c === this.cols && r === this.rows) return;
+    this.cols = c;
+    this.rows = r;
+    this.screenMirror?.noteResize(c, r);
+    this.proc?.resize(c, r);
+    this.changed();
+  }
+
+  setFloor(mode: FloorMode): void {
+    if (this.floor.set(mode)) this.changed();
+  }
+
+  touch(): void {
+    this.lastUsedAt = new Date();
+  }
+
+  /** Registers an attached client (a socket); the returned function detaches it. */
+  attach(reader?: OutputReader): () => void {
+    this.attachments++;
+    if (reader) this.hub.attach(reader);
+    this.touch();
+    this.changed();
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.attachments--;
+      if (reader) this.hub.detach(reader);
+      this.touch();
+      this.changed();
+    };
+  }
+
+  /**
+   * Signals the terminal's foreground process group as it is right now (never a guessed pid).
+   * Refuses SIGKILL when that group is the shell's own: closing the session is the way to end it.
+   */
+  signalForeground(signal: NodeJS.Signals, opts: { allowShellKill?: boolean } = {}): { delivered: boolean; targetPgid: number | null; refused?: string } {
+    const pid = this.proc?.pid;
+    if (!pid || !this.isAlive) return { delivered: false, targetPgid: null, refused: 'the session is not running' };
+    if (!this.proc!.isTty || !hasProcfs) {
+      // No terminal (pipes) or no /proc: the shell leads its own group.
+      const target = readStat(pid)?.pgrp ?? pid;
+      return { delivered: signalGroup(target, signal), targetPgid: target };
+    }
+    const pgid = foregroundPgid(pid);
+    if (pgid === null) return { delivered: false, targetPgid: null, refused: 'the terminal has no foreground process group' };
+    const shellPgid = readStat(pid)?.pgrp ?? pid;
+    if (pgid === shellPgid && signal === 'SIGKILL' && !opts.allowShellKill) {
+      return { delivered: false, targetPgid: pgid, refused: "SIGKILL would kill the session's own shell; close the session instead" };
+    }
+    return { delivered: signalGroup(pgid, signal), targetPgid: pgid };
+  }
+
+  /** The shell's current directory (Linux reads it from /proc; elsewhere the directory it started in). */
+  currentDir(): string {
+    const pid = this.proc?.pid;
+    if (pid && this.isAlive && hasProcfs) {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`);
+      } catch {
+        // fall through
+      }
+    }
+    return this.workingDir;
+  }
+
+  summary(): SessionSummary {
+    const cmd = this.commands.latest;
+    return {
+      id: this.id,
+      owner: this.owner,
+      backend: this.backendKind,
+      origin: this.spec.origin,
+      createdAt: this.createdAt.toISOString(),
+      lastUsedAt: this.lastUsedAt.toISOString(),
+      cols: this.cols,
+      rows: this.rows,
+      cwd: this.currentDir(),
+      shellState: this.exit || this.closed ? 'exited' : this.shellState,
+      exitCode: this.exit?.exitCode ?? null,
+      floor: this.floor.mode,
+      controller: this.floor.controller,
+      command: cmd ? cmd.info() : null,
+      waitingForInput: false,
+      attached: this.attachments,
+      durable: this.backendKind === 'tmux',
+    };
+  }
+
+  /** Ends the session and its whole process tree. Idempotent: later calls get the same report. */
+  close(): Promise<TeardownReport> {
+    if (this.closing) return this.closing;
+    this.closed = true;
+    this.closing = (async () => {
+      let report: TeardownReport = { signalled: 0, survivors: [] };
+      if (this.proc && !this.exit) {
+        const proc = this.proc;
+        report = await teardownTree({ shellPid: proc.pid, envTag: this.envTag }, { graceMs: this.spec.teardownGraceMs, killShell: () => proc.kill('SIGHUP') });
+      } else if (this.proc) {
+        // The shell is gone, but what it started may not be.
+        report = await teardownTree({ shellPid: -1, envTag: this.envTag }, { graceMs: this.spec.teardownGraceMs });
+      }
+      this.dispose();
+      this.events.emit('closed', report);
+      return report;
+    })();
+    this.changed();
+    return this.closing;
+  }
+
+  /** Synchronous last resort on process exit. */
+  killNow(): void {
+    if (!this.proc) return;
+    killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag });
+    this.proc.kill('SIGKILL');
+    this.dispose();
+  }
+
+  private onOutput(data: Buffer, channel: number): void {
+    const offset = this.log.end;
+    this.log.append(data, channel);
+    this.scanner?.feed(data, offset);
+    this.lastOutput = Date.now();
+    this.hub.notify();
+  }
+
+  private onExit(e: ProcessExit): void {
+    if (this.exit) return;
+    this.exit = e;
+    this.hub.flush();
+    this.commands.onShellExit();
+    this.events.emit('exit', e);
+    this.changed();
+  }
+
+  private changed(): void {
+    this.events.emit('changed', this);
+  }
+
+  private ensureScriptDir(): string | null {
+    if (!this.scriptDir) {
+      try {
+        this.scriptDir = mkdtempSync(join(tmpdir(), 'ptydeck-cmd-'));
+      } catch {
+        return null;
+      }
+    }
+    return this.scriptDir;
+  }
+
+  private dispose(): void {
+    this.launch?.dispose();
+    if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });
+    this.scriptDir = null;
+    this.screenMirror?.dispose();
+    this.screenMirror = null;
+  }
+}
+
+function clampInt(n: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, Math.trunc(n)));
+}
+
+function splitOnce(s: string, sep: string): [string, string] {
+  const i = s.indexOf(sep);
+  return [s.slice(0, i), s.slice(i + 1)];
+}
