@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/main/config';
+import { startPtydeck, type Ptydeck } from '../src/main/app';
+
+/** A real ptydeck server on a free loopback port, with its own home directory, for one test file. */
+export interface TestServer {
+  url: string;
+  wsUrl: string;
+  port: number;
+  token: string;
+  home: string;
+  app: Ptydeck;
+  /** JSON request with the admin token (or `token`); returns status and parsed body. */
+  api<T = any>(method: string, path: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: T }>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const home = mkdtempSync(join(tmpdir(), 'ptydeck-test-home-'));
+  const config = loadConfig({ port: '0' }, { ...process.env, PTYDECK_TOKEN: '', PTYDECK_TEARDOWN_GRACE_MS: '1000', ...env, PTYDECK_HOME: home });
+  const app = await startPtydeck(config);
+  const url = app.server.url;
+  const token = app.tokens.adminToken;
+  return {
+    url,
+    wsUrl: url.replace(/^http/, 'ws'),
+    port: app.server.port,
+    token,
+    home,
+    app,
+    async api(method, path, body, opts = {}) {
+      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+      const t = opts.token === undefined ? token : opts.token;
+      if (t) headers.Authorization = `Bearer ${t}`;
+      if (body !== undefined) headers['Content-Type'] = 'application/json';
+      const res = await fetch(url + path, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: res.status, body: parsed as any };
+    },
+    async close() {
+      await app.stop();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `fn` until it returns a truthy value or `timeoutMs` passes; returns the last value. */
+export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 10000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = await fn();
+  while (!last && Date.now() < deadline) {
+    await sleep(everyMs);
+    last = await fn();
+  }
+  return last;
+}
