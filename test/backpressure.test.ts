@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startTestServer, sleep, type TestServer } from './helpers';
+import { WsClient } from './ws-client';
+
+/**
+ * A client that stops reading must not grow the server's memory, stall the shell, or slow the others:
+ * `yes` floods a session while one socket never reads, another reads normally, and a second session
+ * keeps running commands.
+ */
+let srv: TestServer;
+beforeAll(async () => {
+  srv = await startTestServer();
+});
+afterAll(async () => {
+  await srv.close();
+});
+
+test('a stalled reader: memory stays bounded, the shell runs on, the other clients and sessions go on', async () => {
+  const auth = { Authorization: `Bearer ${srv.token}` };
+  const flood = (await srv.api('POST', '/v2/pty/sessions', { id: 'flood', cwd: '/tmp' })).body.data.session_id;
+  const other = (await srv.api('POST', '/v2/pty/sessions', { id: 'other', cwd: '/tmp' })).body.data.session_id;
+  const session = srv.app.manager.get(flood)!;
+
+  const stalled = await WsClient.open(`${srv.wsUrl}/v2/pty/sessions/${flood}/ws?protocol=binary`, auth);
+  await stalled.nextJson('ready');
+  stalled.ws.pause(); // never reads again
+  const execd = (await srv.api('POST', '/pty', { cwd: '/tmp' })).body.session_id as string;
+  void execd;
+
+  global.gc?.();
+  const baseline = process.memoryUsage().rss;
+  let peak = baseline;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+
+  const startEnd = session.log.end;
+  await srv.api('POST', `/v2/pty/sessions/${flood}/exec`, { command: 'yes ptydeck-flood-line', async: true });
+  const answers: string[] = [];
+  for (let i = 0; i < 8; i++) {
+    const r = await srv.api('POST', `/v2/pty/sessions/${other}/exec`, { command: `echo other-${i}` });
+    answers.push(r.body.data.output);
+    await sleep(400);
+  }
+  const produced = session.log.end - startEnd;
+  await srv.api('POST', `/v2/pty/sessions/${flood}/input`, { input: '\u0003' });
+  clearInterval(sampler);
+
+  expect(answers).toEqual(Array.from({ length: 8 }, (_, i) => `other-${i}`));
+  // The shell was never held back by the stalled socket: it produced far more than any buffer holds.
+  expect(produced).toBeGreaterThan(4 * srv.app.manager.config.logBytes);
+  // The server kept at most its log and the socket's watermark for it; a queue would have held `produced`.
+  const growthMiB = (peak - baseline) / 1024 / 1024;
+  expect(growthMiB).toBeLessThan(100);
+  expect(produced / 1024 / 1024).toBeGreaterThan(growthMiB * 2);
+  expect(session.log.retainedBytes).toBeLessThanOrEqual(srv.app.manager.config.logBytes + 256 * 1024);
+  stalled.ws.terminate();
+}, 60000);
+
+test('after a stall, a binary execd client resumes with a replay frame whose offset shows the gap', async () => {
+  const small = await startTestServer({ PTYDECK_LOG_BYTES: String(256 * 1024) });
+  try {
+    const id = (await small.api('POST', '/pty', { cwd: '/tmp' })).body.session_id;
+    const c = await WsClient.open(`${small.wsUrl}/pty/${id}/ws`, { Authorization: `Bearer ${small.token}` });
+    await c.nextJson('connected');
+    c.ws.pause();
+    c.ws.send(Buffer.concat([Buffer.from([0]), Buffer.from("python3 -c \"import sys; sys.stdout.write('q' * 30000000)\"\n")]));
+    const s = small.app.manager.get(id)!;
+    await new Promise<void>((resolve) => {
+      const t = setInterval(() => {
+        if (s.log.end > 30_000_000) {
+          clearInterval(t);
+          resolve();
+        }
+      }, 50);
+    });
+    c.ws.resume();
+    const gapFrame = await c.next((f) => Boolean(f.binary && f.binary[0] === 0x03), 20000);
+    const resumedAt = Number(gapFrame.binary!.readBigUInt64BE(1));
+    expect(resumedAt).toBeGreaterThan(1_000_000);
+    c.ws.terminate();
+  } finally {
+    await small.close();
+  }
+}, 60000);
