@@ -40,7 +40,7 @@ test('unknown session: 404 before the upgrade', async () => {
 test('REST status: not running before the first socket; connected frame in pty mode; stdin echoes', async () => {
   const id = await createPty();
   const before = await srv.api('GET', `/pty/${id}`, undefined, { token: null, headers: execdHeaders() });
-  expect(before.body).toEqual({ session_id: id, running: false, output_offset: 0 });
+  expect(before.body).toEqual({ session_id: id, running: false, output_offset: 0, controller: 'agent' });
   const c = await connect(id);
   expect(await c.nextJson('connected')).toEqual({ type: 'connected', session_id: id, mode: 'pty' });
   stdin(c, 'echo marker-$((40+2))\n');

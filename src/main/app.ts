@@ -4,6 +4,8 @@ import { aioV1Door } from './api/aio-v1';
 import { aioV2Door } from './api/aio-v2';
 import { aioWsDoor } from './api/aio-ws';
 import { execdDoor } from './api/execd';
+import { nativeDoor } from './api/native';
+import { viewerWsDoor } from './api/viewer-ws';
 import { startServer, type Door, type RunningServer } from './api/server';
 import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
@@ -24,7 +26,7 @@ export interface Ptydeck {
 }
 
 export function allDoors(viewerDir: string | null): Door[] {
-  return [aioV1Door, aioV2Door, aioWsDoor, execdDoor, viewerStaticDoor(viewerDir)];
+  return [aioV1Door, aioV2Door, aioWsDoor, execdDoor, nativeDoor, viewerWsDoor, viewerStaticDoor(viewerDir)];
 }
 
 export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {

@@ -60,7 +60,11 @@ export type ViewerEvent =
 
 /** Frames of the viewer's terminal socket (/api/sessions/{id}/view). Output itself travels as binary frames. */
 export type ViewerServerFrame =
+  /** First frame, and again after a resync: reset the terminal to this size and write `data`. */
   | { type: 'snapshot'; data: string; cols: number; rows: number; offset: number }
+  /** The PTY's size changed (another viewer or the agent resized it): render at this size. */
+  | { type: 'size'; cols: number; rows: number }
+  /** The viewer fell too far behind; a fresh snapshot follows. */
   | { type: 'resync'; reason: string }
   | { type: 'exit'; exitCode: number | null }
   | { type: 'error'; message: string };
@@ -68,4 +72,12 @@ export type ViewerServerFrame =
 export type ViewerClientFrame =
   | { type: 'input'; data: string }
   | { type: 'resize'; cols: number; rows: number }
+  /** Bytes of binary output the viewer has parsed (xterm's write callback) since its last ack. */
   | { type: 'ack'; bytes: number };
+
+/** Viewer flow control: the server stops sending a viewer this far ahead of its acks. */
+export const ViewerFlowControl = {
+  HighWatermarkBytes: 256 * 1024,
+  /** The viewer acks after parsing at least this many bytes (must be well below the high watermark). */
+  AckEveryBytes: 32 * 1024,
+} as const;

@@ -103,7 +103,7 @@ export const execdDoor: Door = {
 
     app.get('/pty/:id', async (req) => {
       const s = session(req);
-      return { session_id: s.id, running: s.isAlive, output_offset: s.log.end };
+      return { session_id: s.id, running: s.isAlive, output_offset: s.log.end, controller: s.floor.controller };
     });
 
     // A plain GET on the socket path: execd answers 409 while the session is held (and evicts no one,
