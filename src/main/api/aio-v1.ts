@@ -48,7 +48,7 @@ export const aioV1Door: Door = {
       const body = parse(ExecBody, bodyObject(req.body, 'aio'), 'aio');
       let s: Session;
       if (body.id) s = session(req, body.id);
-      else s = (await ctx.manager.create({ owner: req.principal.name, origin: 'aio-v1', retention: 'persistent' })).session;
+      else s = (await ctx.createSession(req.principal, { origin: 'aio-v1', retention: 'persistent' })).session;
       let cwd: string | undefined;
       if (body.exec_dir) {
         try {
@@ -112,9 +112,8 @@ export const aioV1Door: Door = {
     app.post('/v1/shell/sessions/create', async (req) => {
       const body = parse(CreateBody, bodyObject(req.body, 'aio'), 'aio');
       const cwd = body.exec_dir ? checkedDir(body.exec_dir) : undefined;
-      const { session: s, created } = await ctx.manager.create({
+      const { session: s, created } = await ctx.createSession(req.principal, {
         id: body.id ?? undefined,
-        owner: req.principal.name,
         origin: 'aio-v1',
         cwd,
         noChangeTimeoutSecs: body.no_change_timeout,
@@ -161,7 +160,7 @@ export const aioV1Door: Door = {
         const s = session(req, q.session_id);
         return envelope(terminalUrl(req, ctx, s.id), 'Terminal URL');
       }
-      const { session: s } = await ctx.manager.create({ owner: req.principal.name, origin: 'aio-v1' });
+      const { session: s } = await ctx.createSession(req.principal, { origin: 'aio-v1' });
       return envelope(terminalUrl(req, ctx, s.id), 'Terminal created');
     });
 

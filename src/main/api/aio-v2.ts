@@ -60,9 +60,8 @@ export const aioV2Door: Door = {
         throw new ApiError(400, `user ${JSON.stringify(body.user)}: terminals run as ${userInfo().username}; running as another user is not supported`);
       }
       const cwd = body.cwd ? checkedDir(body.cwd) : undefined;
-      const { session: s, created } = await ctx.manager.create({
+      const { session: s, created } = await ctx.createSession(req.principal, {
         id: body.id ?? undefined,
-        owner: req.principal.name,
         origin: 'aio-v2',
         cwd,
         cols: body.cols,

@@ -87,7 +87,7 @@ export const aioWsDoor: Door = {
           const q = parseQuery(up.query);
           refuseFlagsWithoutSession(q);
           // An anonymous shell lives and dies with its socket.
-          const { session } = await ctx.manager.create({ owner: up.principal.name, origin: 'aio-ws', retention: 'expiring' });
+          const { session } = await ctx.createSession(up.principal, { origin: 'aio-ws', retention: 'expiring' });
           const ws = await serveTerminal(up, session, q, { announceId: false });
           if (ws) ws.once('close', () => void ctx.manager.close(session.id));
           else await ctx.manager.close(session.id);
@@ -110,7 +110,7 @@ export const aioWsDoor: Door = {
             return;
           }
           refuseFlagsWithoutSession(q);
-          const { session } = await ctx.manager.create({ owner: up.principal.name, origin: 'aio-v1' });
+          const { session } = await ctx.createSession(up.principal, { origin: 'aio-v1' });
           await serveTerminal(up, session, q, { announceId: true });
         },
       },

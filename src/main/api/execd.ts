@@ -91,8 +91,7 @@ export const execdDoor: Door = {
     app.post('/pty', async (req, reply) => {
       const body = parse(CreateBody, bodyObject(req.body, 'execd'), 'execd');
       const cwd = execdWorkDir(body.cwd);
-      const { session: s } = await ctx.manager.create({
-        owner: req.principal.name,
+      const { session: s } = await ctx.createSession(req.principal, {
         origin: 'execd',
         cwd,
         command: body.command ?? undefined,

@@ -40,9 +40,8 @@ export const nativeDoor: Door = {
     app.post('/api/sessions', async (req) => {
       const body = parse(CreateBody, bodyObject(req.body, 'native'), 'native');
       const person = req.principal.kind === 'admin';
-      const { session: s, created } = await ctx.manager.create({
+      const { session: s, created } = await ctx.createSession(req.principal, {
         id: body.id ?? undefined,
-        owner: req.principal.name,
         origin: person ? 'viewer' : 'native',
         cwd: body.cwd ? checkedDir(body.cwd) : undefined,
         cols: body.cols,

@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerConfig } from '../config';
-import type { SessionManager } from '../terminal/manager';
+import type { CreateRequest, SessionManager } from '../terminal/manager';
+import { RateLimiter } from './rate-limit';
 import type { Session } from '../terminal/session';
 import { type Principal, type TokenStore } from './auth';
 import { ApiError, dialectOf, renderError, toApiError, type Dialect } from './errors';
@@ -29,6 +30,8 @@ export interface ApiContext {
   sessionFor(principal: Principal, id: string, dialect: Dialect): Session;
   visibleSessions(principal: Principal): Session[];
   canSee(principal: Principal, session: Session): boolean;
+  /** Every door creates sessions through here: the creator owns them, at a bounded rate. */
+  createSession(principal: Principal, req: Omit<CreateRequest, 'owner'>): Promise<{ session: Session; created: boolean }>;
 }
 
 export interface UpgradeRequest {
@@ -79,6 +82,7 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
   const guard: GuardConfig = { port: () => port, bindHost: config.host, allowedHosts: config.allowedHosts };
   const sockets = new SocketRegistry(config.limits.socketsPerPrincipal);
   const canSee = (p: Principal, s: Session): boolean => p.kind === 'admin' || s.owner === p.name;
+  const creations = new RateLimiter(config.limits.createsPerMinute);
   const ctx: ApiContext = {
     manager,
     tokens,
@@ -88,6 +92,17 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     baseUrl: () => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     canSee,
     visibleSessions: (p) => manager.list().filter((s) => canSee(p, s)),
+    createSession: async (p, req) => {
+      const existing = req.id ? manager.get(req.id) : undefined;
+      // Asking again for an existing id creates nothing, so it costs nothing.
+      if (!existing || existing.owner !== p.name) {
+        const verdict = creations.take(p.name);
+        if (!verdict.ok) {
+          throw new ApiError(429, `Too many sessions created by ${p.name}: the limit is ${config.limits.createsPerMinute} per minute; retry in ${verdict.retryAfterSecs}s`, 'RATE_LIMITED');
+        }
+      }
+      return manager.create({ ...req, owner: p.name });
+    },
     sessionFor: (p, id, dialect) => {
       const s = manager.get(id);
       if (!s || !canSee(p, s)) throw new ApiError(404, notFoundMessage(dialect, id), 'NOT_FOUND');
@@ -190,6 +205,22 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     } catch (err) {
       refuse(toApiError(err));
     }
+  });
+
+  // Requests the HTTP parser refuses (oversized headers or URL, malformed request lines) still get a
+  // clear answer in our error shape, instead of a dropped connection.
+  httpServer.removeAllListeners('clientError');
+  httpServer.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || (err.code === 'ECONNRESET' && !socket.readable)) return socket.destroy();
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const api = tooLarge
+      ? new ApiError(431, 'Request headers (or the URL) are larger than 16 KiB', 'HEADERS_TOO_LARGE')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT'
+        ? new ApiError(408, 'The request did not arrive in time', 'TIMEOUT')
+        : new ApiError(400, `Malformed HTTP request (${err.code ?? 'parse error'})`, 'INVALID_REQUEST');
+    const body = JSON.stringify(renderError('native', api));
+    const reason = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[api.status] ?? 'Error';
+    socket.end(`HTTP/1.1 ${api.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
 
   const revokeUnsub = tokens.watch((name) => sockets.closePrincipal(name, 4003, 'token revoked'));
