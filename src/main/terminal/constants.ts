@@ -65,3 +65,10 @@ export const TeardownConstants = {
   /** Poll interval while waiting for a process tree to go quiet. */
   PollMs: 25,
 } as const;
+
+export const WaitMonitorConstants = {
+  /** How often running programs are checked for a terminal read (cheap: a few /proc files per session). */
+  IntervalMs: 400,
+  /** Output must have been quiet this long first, so a program between two prints is not "waiting". */
+  SettleMs: 250,
+} as const;

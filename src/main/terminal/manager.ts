@@ -5,8 +5,9 @@ import { isAbsolute, join } from 'node:path';
 import type { Backend } from './backends/backend';
 import { NodePtyBackend } from './backends/node-pty-backend';
 import { PipeBackend } from './backends/pipe-backend';
-import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants } from './constants';
+import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants, WaitMonitorConstants } from './constants';
 import { Emitter } from './emitter';
+import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
 import type { FloorMode } from './floor';
 import { Session, type SessionSpec } from './session';
 import type { TeardownReport } from './teardown';
@@ -93,12 +94,15 @@ export class SessionManager {
   private readonly creating = new Map<string, Promise<{ session: Session; created: boolean }>>();
   private readonly backends: { pty: Backend; pipe: Backend };
   private readonly reaper: NodeJS.Timeout;
+  private readonly waitMonitor: NodeJS.Timeout;
 
   constructor(config: Partial<ManagerConfig> = {}, backends?: { pty: Backend; pipe?: Backend }) {
     this.config = { ...defaultManagerConfig(), ...config };
     this.backends = { pty: backends?.pty ?? new NodePtyBackend(), pipe: backends?.pipe ?? new PipeBackend() };
     this.reaper = setInterval(() => void this.reapIdle(), Math.min(SessionConstants.ReaperIntervalMs, this.config.idleTimeoutSecs * 1000));
     this.reaper.unref();
+    this.waitMonitor = setInterval(() => this.checkWaiting(), WaitMonitorConstants.IntervalMs);
+    this.waitMonitor.unref();
   }
 
   get(id: string): Session | undefined {
@@ -211,6 +215,23 @@ export class SessionManager {
 
   dispose(): void {
     clearInterval(this.reaper);
+    clearInterval(this.waitMonitor);
+  }
+
+  /**
+   * Keeps each session's `waitingForInput` current for the viewer: a running program (not the shell at
+   * its prompt) blocked reading the terminal, once its output has settled. Any wait counts here, old or
+   * new; the stricter rule for sends lives in send.ts.
+   */
+  private checkWaiting(): void {
+    for (const s of this.sessions.values()) {
+      if (!s.isAlive || s.mode !== 'pty' || s.shellState !== 'busy' || !kernelProbeAvailable) {
+        s.setWaitingForInput(false);
+        continue;
+      }
+      if (Date.now() - s.lastOutputAt < WaitMonitorConstants.SettleMs) continue;
+      s.setWaitingForInput(anyTerminalWait(probeForeground(s.pid!)));
+    }
   }
 
   /** A session may be closed to make room when nothing depends on it right now. */

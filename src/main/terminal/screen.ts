@@ -157,25 +157,66 @@ export class ScreenMirror {
   }
 
   /**
-   * Every line the mirror holds (scrollback then screen), wrapped lines joined, for paging by line.
-   * `absoluteIndexOfFirst` counts lines that scrolled out of the mirror's scrollback, so indexes stay stable.
+   * Every line the normal buffer holds (scrollback, then the screen down to the cursor), wrapped rows
+   * joined into one line each, for paging by line.
    */
-  async allLines(): Promise<{ lines: string[]; cursorLine: number }> {
+  async allLines(): Promise<string[]> {
     await this.catchUp();
-    const buf = this.term.buffer.active;
+    const buf = this.term.buffer.normal;
+    const last = buf.baseY + buf.cursorY;
     const lines: string[] = [];
-    let current = '';
-    for (let y = 0; y < buf.length; y++) {
+    for (let y = 0; y <= last; y++) {
       const line = buf.getLine(y);
       if (!line) continue;
-      if (!line.isWrapped && y > 0) {
-        lines.push(current);
-        current = '';
-      }
-      current += line.translateToString(true);
+      const text = line.translateToString(true);
+      if (line.isWrapped && lines.length) lines[lines.length - 1] += text;
+      else lines.push(text);
     }
-    lines.push(current);
-    return { lines, cursorLine: buf.baseY + buf.cursorY };
+    return lines;
+  }
+
+  /** Marks the cursor's line now (after catching up); the marker follows the line as the buffer scrolls. */
+  async markCursor(): Promise<{ line: number; isDisposed: boolean; dispose(): void } | null> {
+    await this.catchUp();
+    return this.term.registerMarker(0) ?? null;
+  }
+
+  /**
+   * What the screen shows that is new since `marker`, as a person would read it: from the marked line
+   * to the cursor's line (a `\r` progress bar is one line in its last state). A full-screen program
+   * (the alternate buffer) shows its whole screen. Capped at `maxBytes`, keeping the newest lines.
+   */
+  async viewportSince(marker: { line: number; isDisposed: boolean } | null, maxBytes: number): Promise<{ text: string; truncated: boolean; fullScreen: boolean }> {
+    await this.catchUp();
+    const buf = this.term.buffer.active;
+    const fullScreen = buf.type === 'alternate';
+    let from: number;
+    let truncated = false;
+    if (fullScreen) from = buf.viewportY;
+    else if (!marker || marker.isDisposed || marker.line < 0) {
+      // The marked line scrolled out of the scrollback: what is left is shown, and said to be cut.
+      from = 0;
+      truncated = true;
+    } else from = marker.line;
+    const last = fullScreen ? buf.viewportY + this.term.rows - 1 : buf.baseY + buf.cursorY;
+    const lines: string[] = [];
+    for (let y = from; y <= last; y++) {
+      const line = buf.getLine(y);
+      if (!line) continue;
+      const text = line.translateToString(true);
+      if (line.isWrapped && lines.length) lines[lines.length - 1] += text;
+      else lines.push(text);
+    }
+    while (lines.length && lines[lines.length - 1] === '') lines.pop();
+    let text = lines.join('\n');
+    if (Buffer.byteLength(text) > maxBytes) {
+      const bytes = Buffer.from(text, 'utf8');
+      let cut = bytes.length - maxBytes;
+      while (cut < bytes.length && (bytes[cut] & 0xc0) === 0x80) cut++;
+      text = bytes.subarray(cut).toString('utf8');
+      truncated = true;
+    }
+    return { text, truncated, fullScreen };
   }
 
   dispose(): void {

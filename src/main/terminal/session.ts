@@ -8,11 +8,12 @@ import { CommandConstants, ScreenConstants, SessionConstants } from './constants
 import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
 import { Emitter } from './emitter';
 import { Floor, type FloorMode, type Writer } from './floor';
-import { MarkerScanner } from './marker-scanner';
+import { MarkerScanner, type Marker } from './marker-scanner';
 import { OutputHub, type OutputReader } from './output-hub';
 import { OutputLog } from './output-log';
 import { foregroundPgid, hasProcfs, readStat, signalGroup } from './processes';
 import { ScreenMirror } from './screen';
+import { runSend, SendActiveError, type SendOptions, type SendResult } from './send';
 import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
 import { killTreeSync, teardownTree, type TeardownReport } from './teardown';
 
@@ -41,6 +42,8 @@ export interface SessionSpec {
 export interface SessionEvents extends Record<string, unknown> {
   /** Something a listing shows changed (command, shell state, floor, attachments, exit). */
   changed: Session;
+  /** A shell-integration marker passed by on the output path. */
+  marker: Marker;
   exit: ProcessExit;
   closed: TeardownReport;
 }
@@ -74,6 +77,8 @@ export class Session {
   noChangeTimeoutSecs: number;
   exit: ProcessExit | null = null;
   closed = false;
+  /** The readiness monitor's view: the foreground program is blocked reading the terminal. */
+  waitingForInput = false;
   /** How the shell was started: 'pty' (a terminal) or 'pipe' (execd pty=0). Null until it starts. */
   mode: 'pty' | 'pipe' | null = null;
   workingDir: string;
@@ -86,6 +91,7 @@ export class Session {
   private attachments = 0;
   private scriptDir: string | null = null;
   private closing: Promise<TeardownReport> | null = null;
+  private sending = false;
   private readonly envTag: string;
   private readonly shellKind: ShellKind;
 
@@ -184,7 +190,10 @@ export class Session {
       env = this.launch.env;
       this.scanner = new MarkerScanner(
         this.launch.nonce,
-        (m) => this.commands.onMarker(m),
+        (m) => {
+          this.commands.onMarker(m);
+          this.events.emit('marker', m);
+        },
         () => this.screenMirror?.noteQuery(),
       );
     }
@@ -221,6 +230,23 @@ export class Session {
     if (!this.launch) throw new UnsupportedError('exec needs an interactive shell on a terminal; this session runs a single command or pipes');
     this.floor.check(opts.writer);
     return this.commands.exec(command, { ...opts, noChangeTimeoutSecs: opts.noChangeTimeoutSecs ?? this.noChangeTimeoutSecs });
+  }
+
+  /** One interactive send at a time (send.ts). */
+  async send(opts: SendOptions): Promise<SendResult> {
+    if (this.sending) throw new SendActiveError();
+    this.sending = true;
+    try {
+      return await runSend(this, opts);
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  setWaitingForInput(waiting: boolean): void {
+    if (waiting === this.waitingForInput) return;
+    this.waitingForInput = waiting;
+    this.changed();
   }
 
   resize(cols: number, rows: number): void {
@@ -310,7 +336,7 @@ export class Session {
       floor: this.floor.mode,
       controller: this.floor.controller,
       command: cmd ? cmd.info() : null,
-      waitingForInput: false,
+      waitingForInput: this.waitingForInput,
       attached: this.attachments,
       durable: this.backendKind === 'tmux',
     };

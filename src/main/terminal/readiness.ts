@@ -1,0 +1,191 @@
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
+import { hasProcfs, readStat } from './processes';
+
+/**
+ * Is the terminal's foreground program waiting for input? Answered from the kernel, not from output:
+ *
+ *   1. the foreground process group is field 8 (tpgid) of /proc/<shell>/stat, read now;
+ *   2. a thread of a process in that group is blocked in a syscall that waits on the terminal:
+ *      read/readv/pread on a terminal fd; select/pselect6 with a terminal fd in its read set;
+ *      poll/ppoll with a terminal fd asking for input; epoll_wait on an epoll set that watches one
+ *      (/proc/<pid>/task/<tid>/syscall gives the syscall and its arguments; the sets are read from
+ *      /proc/<pid>/mem, the epoll set from /proc/<pid>/fdinfo).
+ *
+ * A wait that already existed before our write must not count: the program has not answered yet.
+ * Each thread's voluntary context-switch count tells: it grows every time the thread wakes and blocks
+ * again, so a wait counts only if the thread is new, or has switched since the baseline taken at the
+ * write, or the foreground group itself changed.
+ *
+ * Where this is unavailable (no /proc, an architecture whose syscall numbers we do not know), the
+ * caller falls back to prompt markers and silence, and says so.
+ */
+const SYSCALLS: Record<string, { read: number[]; select: number[]; poll: number[]; epoll: number[] }> = {
+  x64: { read: [0, 17, 19], select: [23, 270], poll: [7, 271], epoll: [232, 281, 441] },
+  arm64: { read: [63, 65, 67], select: [72], poll: [73], epoll: [22, 441] },
+};
+const table = SYSCALLS[process.arch];
+
+export const kernelProbeAvailable = hasProcfs && table !== undefined;
+
+export interface ThreadState {
+  key: string;
+  voluntarySwitches: number;
+  waitingOnTerminal: boolean;
+}
+
+export interface ForegroundState {
+  pgid: number;
+  shellPgid: number;
+  threads: ThreadState[];
+}
+
+/** The foreground group of the shell's terminal and what each of its threads is doing, or null when unknown. */
+export function probeForeground(shellPid: number): ForegroundState | null {
+  if (!kernelProbeAvailable) return null;
+  const shell = readStat(shellPid);
+  if (!shell || shell.tpgid <= 0) return null;
+  const tty = terminalOf(shellPid);
+  if (!tty) return null;
+  const threads: ThreadState[] = [];
+  for (const pid of groupMembers(shell.tpgid, shell.session)) {
+    const ttyFds = terminalFds(pid, tty);
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      const sw = voluntarySwitches(pid, tid);
+      if (sw === null) continue;
+      threads.push({ key: `${pid}/${tid}`, voluntarySwitches: sw, waitingOnTerminal: ttyFds.size > 0 && waitsOnTerminal(pid, tid, ttyFds) });
+    }
+  }
+  return { pgid: shell.tpgid, shellPgid: shell.pgrp, threads };
+}
+
+/** True when `now` shows a terminal wait that did not already exist in `baseline`. */
+export function freshTerminalWait(baseline: ForegroundState | null, now: ForegroundState | null): boolean {
+  if (!now) return false;
+  const before = new Map((baseline?.threads ?? []).map((t) => [t.key, t.voluntarySwitches]));
+  const groupChanged = !baseline || baseline.pgid !== now.pgid;
+  return now.threads.some((t) => t.waitingOnTerminal && (groupChanged || !before.has(t.key) || t.voluntarySwitches > before.get(t.key)!));
+}
+
+/** True when any thread of the foreground group waits on the terminal right now (old waits included). */
+export function anyTerminalWait(now: ForegroundState | null): boolean {
+  return now !== null && now.threads.some((t) => t.waitingOnTerminal);
+}
+
+function terminalOf(shellPid: number): string | null {
+  try {
+    const path = readlinkSync(`/proc/${shellPid}/fd/0`);
+    return path.startsWith('/dev/') ? path : null;
+  } catch {
+    return null;
+  }
+}
+
+function groupMembers(pgid: number, session: number): number[] {
+  // The group leader's pid is the pgid; other members are found by scanning (groups are small).
+  const out: number[] = [];
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of pids) {
+    if (name.charCodeAt(0) > 57) continue;
+    const s = readStat(Number(name));
+    if (s && s.pgrp === pgid && s.session === session) out.push(s.pid);
+  }
+  return out;
+}
+
+function terminalFds(pid: number, tty: string): Set<number> {
+  const fds = new Set<number>();
+  let names: string[];
+  try {
+    names = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return fds;
+  }
+  for (const n of names) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${n}`) === tty) fds.add(Number(n));
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return fds;
+}
+
+function voluntarySwitches(pid: number, tid: string): number | null {
+  try {
+    const m = /voluntary_ctxt_switches:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, 'latin1'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+function waitsOnTerminal(pid: number, tid: string, ttyFds: Set<number>): boolean {
+  let fields: string[];
+  try {
+    fields = readFileSync(`/proc/${pid}/task/${tid}/syscall`, 'latin1').trim().split(' ');
+  } catch {
+    return false;
+  }
+  // "running", or "-1 sp pc" when not in a syscall.
+  const nr = Number(fields[0]);
+  if (!Number.isInteger(nr) || nr < 0 || fields.length < 4) return false;
+  const arg = (i: number): bigint => BigInt(fields[1 + i]);
+  if (table.read.includes(nr)) return ttyFds.has(Number(arg(0)));
+  if (table.select.includes(nr)) {
+    const nfds = Number(arg(0));
+    const readfds = arg(1);
+    if (readfds === 0n || nfds <= 0) return false;
+    const words = readMemory(pid, readfds, Math.ceil(Math.min(nfds, 1024) / 64) * 8);
+    if (!words) return false;
+    for (const fd of ttyFds) if (fd < nfds && fd < words.length * 8 && (words[fd >> 3] & (1 << (fd & 7))) !== 0) return true;
+    return false;
+  }
+  if (table.poll.includes(nr)) {
+    const nfds = Math.min(Number(arg(1)), 4096);
+    const mem = readMemory(pid, arg(0), nfds * 8);
+    if (!mem) return false;
+    for (let i = 0; i < nfds; i++) {
+      const fd = mem.readInt32LE(i * 8);
+      const events = mem.readInt16LE(i * 8 + 4);
+      if (ttyFds.has(fd) && (events & 0x0001) !== 0) return true; // POLLIN
+    }
+    return false;
+  }
+  if (table.epoll.includes(nr)) {
+    try {
+      const info = readFileSync(`/proc/${pid}/fdinfo/${Number(arg(0))}`, 'latin1');
+      for (const m of info.matchAll(/^tfd:\s+(\d+)\s+events:\s+([0-9a-f]+)/gm)) {
+        if (ttyFds.has(Number(m[1])) && (parseInt(m[2], 16) & 0x0001) !== 0) return true;
+      }
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
+
+function readMemory(pid: number, address: bigint, length: number): Buffer | null {
+  if (length <= 0) return null;
+  let fd: number | null = null;
+  try {
+    fd = openSync(`/proc/${pid}/mem`, 'r');
+    const buf = Buffer.alloc(length);
+    const n = readSync(fd, buf, 0, length, address);
+    return n === length ? buf : null;
+  } catch {
+    return null;
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}

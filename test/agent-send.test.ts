@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { readStat } from '../src/main/terminal/processes';
+import { startTestServer, sleep, type TestServer } from './helpers';
+
+/** The native agent contract (seeds 001/002) with real programs: wait reasons, viewports, paging, signals. */
+let srv: TestServer;
+let agent: string;
+beforeAll(async () => {
+  srv = await startTestServer();
+  agent = (await srv.api('POST', '/api/tokens', { name: 'claude' })).body.token;
+});
+afterAll(async () => {
+  await srv.close();
+});
+
+const api = (method: string, path: string, body?: unknown) => srv.api(method, path, body, { token: agent });
+async function open(): Promise<string> {
+  const r = await api('POST', '/api/sessions', { cwd: '/tmp' });
+  expect(r.status).toBe(200);
+  expect(r.body.session.owner).toBe('claude');
+  return r.body.session.id;
+}
+const send = (id: string, text: string, extra: Record<string, unknown> = {}) => api('POST', `/api/sessions/${id}/send`, { text, ...extra }).then((r) => r.body);
+
+test('python3 at >>> gives stdin_read, and each answer comes back the same way', async () => {
+  const id = await open();
+  const started = await send(id, 'python3 -q');
+  expect(started.wait_reason).toBe('stdin_read');
+  expect(started.viewport).toMatch(/>>> $/);
+  expect(started.detector).toBe('kernel');
+  const answer = await send(id, '6 * 7');
+  expect(answer).toMatchObject({ wait_reason: 'stdin_read', session_status: { kind: 'running' }, truncated: false });
+  expect(answer.viewport).toBe('>>> 6 * 7\n42\n>>> ');
+  const multi = await send(id, 'for i in range(3): print(i)');
+  expect(multi.wait_reason).toBe('stdin_read');
+  expect(multi.viewport).toMatch(/\.\.\. $/);
+  expect((await send(id, '')).viewport).toContain('0\n1\n2');
+  await send(id, 'exit()');
+});
+
+test('read -p "Name: " gives stdin_read with the prompt in the viewport', async () => {
+  const id = await open();
+  const r = await send(id, 'read -p "Name: " name; echo "Hello $name"');
+  expect(r.wait_reason).toBe('stdin_read');
+  expect(r.viewport.endsWith('Name: ')).toBe(true);
+  const done = await send(id, 'Alice');
+  expect(done.wait_reason).toBe('stdin_read');
+  expect(done.viewport).toContain('Hello Alice');
+});
+
+test('sleep 5 with timeout_ms 1000 gives timeout, not stdin_read', async () => {
+  const id = await open();
+  const r = await send(id, 'sleep 5', { timeout_ms: 1000 });
+  expect(r.wait_reason).toBe('timeout');
+  await api('POST', `/api/sessions/${id}/signal`, { signal: 'SIGINT' });
+});
+
+test('a silent program that is not reading gives inferred_idle', async () => {
+  const id = await open();
+  const r = await send(id, 'echo working; sleep 30', { idle_ms: 1000, timeout_ms: 20000 });
+  expect(r.wait_reason).toBe('inferred_idle');
+  expect(r.viewport).toContain('working');
+  await api('POST', `/api/sessions/${id}/signal`, { signal: 'SIGINT' });
+});
+
+test('a shell command returns stdin_read at the next prompt; exit gives session_exit', async () => {
+  const id = await open();
+  const r = await send(id, 'echo one; echo two');
+  expect(r.wait_reason).toBe('stdin_read');
+  expect(r.viewport).toMatch(/one\ntwo\n.*[$#] $/);
+  const bye = await send(id, 'exit 5');
+  expect(bye.wait_reason).toBe('session_exit');
+  expect(bye.session_status).toEqual({ kind: 'exited', exit_code: 5, signal: null });
+});
+
+test('a \\r progress bar gives one line in its last state', async () => {
+  const id = await open();
+  const r = await send(id, 'for p in 10 40 70 100; do printf "\\rprogress %3d%%" $p; sleep 0.1; done; echo');
+  expect(r.wait_reason).toBe('stdin_read');
+  const lines = r.viewport.split('\n');
+  expect(lines).toContain('progress 100%');
+  expect(r.viewport).not.toContain('progress  10%');
+});
+
+test('a full-screen program shows its screen', async () => {
+  const id = await open();
+  const r = await send(id, "python3 -c \"import sys; sys.stdout.write('\\x1b[?1049h\\x1b[2J\\x1b[5;10HFULLSCREEN'); sys.stdout.flush(); input()\"");
+  expect(r.wait_reason).toBe('stdin_read');
+  const lines = r.viewport.split('\n');
+  expect(lines[4]).toBe('         FULLSCREEN');
+  await send(id, '');
+});
+
+test('one send at a time: a second gets 409', async () => {
+  const id = await open();
+  const first = api('POST', `/api/sessions/${id}/send`, { text: 'sleep 1.5', timeout_ms: 5000 });
+  await sleep(300);
+  const second = await api('POST', `/api/sessions/${id}/send`, { text: 'echo no' });
+  expect(second.status).toBe(409);
+  expect(second.body.error.message).toMatch(/already in progress/);
+  expect((await first).body.wait_reason).toBe('stdin_read');
+});
+
+test('SIGINT goes to the foreground group: sleep 100 dies, the shell lives, the next send works', async () => {
+  const id = await open();
+  expect((await send(id, 'sleep 100', { timeout_ms: 500 })).wait_reason).toBe('timeout');
+  const shellPid = srv.app.manager.get(id)!.pid!;
+  const sig = await api('POST', `/api/sessions/${id}/signal`, { signal: 'SIGINT' });
+  expect(sig.body.delivered).toBe(true);
+  expect(sig.body.target_pgid).not.toBe(readStat(shellPid)!.pgrp);
+  const next = await send(id, 'echo alive');
+  expect(next.wait_reason).toBe('stdin_read');
+  expect(next.viewport).toContain('alive');
+});
+
+test("SIGKILL to the shell's own group is refused", async () => {
+  const id = await open();
+  const r = await api('POST', `/api/sessions/${id}/signal`, { signal: 'SIGKILL' });
+  expect(r.status).toBe(400);
+  expect(r.body.error.message).toMatch(/would kill the session's own shell; close the session instead/);
+  expect((await send(id, 'echo still')).viewport).toContain('still');
+  expect((await api('POST', `/api/sessions/${id}/signal`, { signal: 'SIGSEGV' })).status).toBe(400);
+});
+
+test('read pages scrollback by lines counted back from the newest', async () => {
+  const id = await open();
+  await send(id, 'seq 1 1000');
+  const last = (await api('GET', `/api/sessions/${id}/read?count=5`)).body;
+  expect(last.text.split('\n').slice(0, 4)).toEqual(['997', '998', '999', '1000']);
+  expect(last.line_end).toBe(last.total_lines);
+  expect(last.line_end - last.line_begin).toBe(5);
+  const earlier = (await api('GET', `/api/sessions/${id}/read?offset=10&count=3`)).body;
+  expect(earlier.text).toBe('989\n990\n991');
+  expect(earlier).toMatchObject({ line_end: last.total_lines - 10, line_begin: last.total_lines - 13, truncated: false });
+  const bad = await api('GET', `/api/sessions/${id}/read?count=zero`);
+  expect(bad.status).toBe(400);
+  expect(bad.body.error.message).toMatch(/query\.count/);
+});
+
+test('the viewer sees waiting-for-input on a session whose program reads the terminal', async () => {
+  const id = await open();
+  await send(id, 'cat', { timeout_ms: 2000 });
+  const waiting = async () => (await srv.api('GET', `/api/sessions/${id}`)).body.waitingForInput;
+  const deadline = Date.now() + 5000;
+  while (!(await waiting()) && Date.now() < deadline) await sleep(100);
+  expect(await waiting()).toBe(true);
+  await api('POST', `/api/sessions/${id}/signal`, { signal: 'SIGINT' });
+  const deadline2 = Date.now() + 5000;
+  while ((await waiting()) && Date.now() < deadline2) await sleep(100);
+  expect(await waiting()).toBe(false);
+});
+
+test('native exec returns the exit code and output', async () => {
+  const id = await open();
+  const r = await api('POST', `/api/sessions/${id}/exec`, { command: 'echo hi; (exit 3)' });
+  expect(r.body).toEqual({ status: 'completed', exit_code: 3, output: 'hi' });
+});

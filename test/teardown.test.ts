@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { readStat } from '../src/main/terminal/processes';
+import { startTestServer, sleep, until, type TestServer } from './helpers';
+
+/** Closing a session ends its whole process tree, and proves it (checked in /proc). */
+let srv: TestServer;
+let dir: string;
+beforeAll(async () => {
+  srv = await startTestServer({ PTYDECK_TEARDOWN_GRACE_MS: '800' });
+  dir = mkdtempSync(join(tmpdir(), 'ptydeck-teardown-'));
+});
+afterAll(async () => {
+  await srv.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const alive = (pid: number): boolean => {
+  const s = readStat(pid);
+  return s !== null && s.state !== 'Z';
+};
+const pidFrom = async (file: string): Promise<number> => {
+  await until(() => existsSync(file) && readFileSync(file, 'utf8').trim() !== '', 5000);
+  return Number(readFileSync(file, 'utf8').trim());
+};
+
+test('a grandchild that ignores TERM and HUP is killed; the close reports no survivors', async () => {
+  const sid = (await srv.api('POST', '/api/sessions', { cwd: '/tmp' })).body.session.id;
+  const f = join(dir, 'grandchild.pid');
+  await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, {
+    command: `( trap '' TERM HUP INT; sh -c 'trap "" TERM HUP INT; echo $$ > ${f}; while :; do sleep 1; done' ) &`,
+  });
+  const grandchild = await pidFrom(f);
+  expect(alive(grandchild)).toBe(true);
+  const closed = await srv.api('DELETE', `/api/sessions/${sid}`);
+  expect(closed.body).toMatchObject({ closed: true, survivors: [] });
+  expect(alive(grandchild)).toBe(false);
+});
+
+test('a double-forked daemon in its own session is found by its environment and killed', async () => {
+  const sid = (await srv.api('POST', '/v2/pty/sessions', { cwd: '/tmp' })).body.data.session_id;
+  const f = join(dir, 'daemon.pid');
+  await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, {
+    command: `( setsid sh -c 'trap "" TERM HUP INT; echo $$ > ${f}; exec 0</dev/null 1>/dev/null 2>&1; while :; do sleep 1; done' & )`,
+  });
+  const daemon = await pidFrom(f);
+  const st = readStat(daemon)!;
+  const shell = readStat(srv.app.manager.get(sid)!.pid!)!;
+  expect(st.session).not.toBe(shell.session); // it escaped the shell's session
+  expect(st.ppid).not.toBe(shell.pid); // and its parent
+  const closed = await srv.api('DELETE', `/v2/pty/sessions/${sid}`);
+  expect(closed.body.data.survivors).toEqual([]);
+  expect(alive(daemon)).toBe(false);
+});
+
+test('when the server exits, every remaining session and its processes die with it', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'ptydeck-exit-'));
+  const cli = join(__dirname, '..', 'out', 'main', 'cli.js');
+  if (!existsSync(cli)) expect.fail(`the CLI is not built (${cli}); npm test builds it first`);
+  const proc = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'serve', '--port', '0'], {
+    env: { ...process.env, PTYDECK_HOME: home, PTYDECK_TOKEN: '' },
+    stdio: 'ignore',
+  });
+  try {
+    await until(() => existsSync(join(home, 'runtime.json')), 15000);
+    const { url, token } = JSON.parse(readFileSync(join(home, 'runtime.json'), 'utf8'));
+    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+    const pids: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const sid = (await (await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers, body: '{"cwd":"/tmp"}' })).json()).data.session_id;
+      const f = join(dir, `exit-${i}.pid`);
+      await fetch(`${url}/v2/pty/sessions/${sid}/exec`, { method: 'POST', headers, body: JSON.stringify({ command: `sh -c 'echo $$ > ${f}; exec sleep 1000' &` }) });
+      pids.push(await pidFrom(f));
+    }
+    expect(pids.every(alive)).toBe(true);
+    proc.kill('SIGTERM');
+    await new Promise((r) => proc.once('exit', r));
+    await sleep(100);
+    expect(pids.filter(alive)).toEqual([]);
+    expect(existsSync(join(home, 'runtime.json'))).toBe(false);
+  } finally {
+    if (proc.exitCode === null) proc.kill('SIGKILL');
+    rmSync(home, { recursive: true, force: true });
+  }
+});
