@@ -6,6 +6,7 @@ import { aioWsDoor } from './api/aio-ws';
 import { execdDoor } from './api/execd';
 import { nativeDoor } from './api/native';
 import { tokensDoor } from './api/tokens';
+import { mcpDoor } from './api/mcp';
 import { viewerWsDoor } from './api/viewer-ws';
 import { startServer, type Door, type RunningServer } from './api/server';
 import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
@@ -27,7 +28,7 @@ export interface Ptydeck {
 }
 
 export function allDoors(viewerDir: string | null): Door[] {
-  return [aioV1Door, aioV2Door, aioWsDoor, execdDoor, nativeDoor, tokensDoor, viewerWsDoor, viewerStaticDoor(viewerDir)];
+  return [aioV1Door, aioV2Door, aioWsDoor, execdDoor, nativeDoor, tokensDoor, mcpDoor, viewerWsDoor, viewerStaticDoor(viewerDir)];
 }
 
 export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {

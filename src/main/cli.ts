@@ -4,6 +4,7 @@ import { ConfigError, defaultHome, loadConfig } from './config';
 import { TokenError, TokenStore } from './api/auth';
 import { startPtydeck } from './app';
 import { ensureHome, readRuntimeFile, runtimeFilePath } from './home';
+import { runMcpBridge } from './mcp-bridge';
 
 /**
  * `ptydeck`: the headless entry. Never imports electron.
@@ -12,6 +13,7 @@ import { ensureHome, readRuntimeFile, runtimeFilePath } from './home';
  *   ptydeck token create --name NAME | token list | token revoke NAME
  *   ptydeck list                                                sessions of the running server
  *   ptydeck url                                                 the viewer URL (with the admin token)
+ *   ptydeck mcp [--agent NAME]                                  MCP on stdio, bridged to the running server
  */
 const USAGE = `usage: ptydeck <command>
 
@@ -20,6 +22,7 @@ const USAGE = `usage: ptydeck <command>
   token list                                          list agent tokens
   token revoke NAME                                   revoke an agent token and close its sockets
   list                                                list the running server's sessions
+  mcp [--agent NAME]                                  MCP server on stdio, bridged to the running server
   url                                                 print the viewer URL of the running server
 
 environment: PTYDECK_HOME, PTYDECK_TOKEN, PTYDECK_PORT, AIO_SHELL_MAX_SESSIONS, AIO_SHELL_SESSION_TIMEOUT_SECS, AIO_SHELL_BACKEND`;
@@ -33,6 +36,8 @@ export async function main(argv: string[]): Promise<number> {
       return token(rest);
     case 'list':
       return list();
+    case 'mcp':
+      return mcp(rest);
     case 'url': {
       const info = readRuntimeFile(defaultHome());
       if (!info) return fail(`no running server found (${runtimeFilePath(defaultHome())} is missing)`);
@@ -121,6 +126,18 @@ async function list(): Promise<number> {
   const rows = Object.entries(body.data.sessions);
   if (!rows.length) console.log('no sessions');
   for (const [id, s] of rows) console.log(`${id}\t${s.owner}\t${s.status}\t${s.working_dir}\t${s.current_command ?? ''}`);
+  return 0;
+}
+
+async function mcp(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { agent: { type: 'string' }, url: { type: 'string' } }, strict: true });
+  const info = readRuntimeFile(defaultHome());
+  const url = values.url ?? process.env.PTYDECK_URL ?? info?.url;
+  // An agent's own token if it has one; else the admin token from the runtime file, acting as --agent.
+  const agentToken = process.env.PTYDECK_AGENT_TOKEN;
+  const token = agentToken || info?.token;
+  if (!url || !token) return fail(`no running server found (${runtimeFilePath(defaultHome())} is missing): start one with \`ptydeck serve\` or set PTYDECK_URL and PTYDECK_AGENT_TOKEN`);
+  await runMcpBridge({ url, token, agent: agentToken ? undefined : (values.agent ?? process.env.PTYDECK_AGENT_NAME ?? 'mcp') });
   return 0;
 }
 

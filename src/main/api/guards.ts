@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { ApiError } from './errors';
-import { ADMIN, type Principal, type TokenStore } from './auth';
+import { ADMIN, AGENT_NAME_PATTERN, type Principal, type TokenStore } from './auth';
 
 /**
  * The checks every request passes before any route sees it, HTTP and WebSocket alike:
@@ -109,7 +109,7 @@ export function authenticate(req: IncomingMessage, tokens: TokenStore, opts: { u
   const token = bearer(req, { allowQuery: opts.upgrade, allowExecdHeader: opts.execd });
   if (token) {
     const p = tokens.authenticate(token);
-    if (p) return p;
+    if (p) return actingAs(req, p);
     throw new ApiError(401, 'Invalid credential: the token is unknown or was revoked', 'UNAUTHORIZED');
   }
   const c = cookie(req, VIEWER_COOKIE);
@@ -120,6 +120,19 @@ export function authenticate(req: IncomingMessage, tokens: TokenStore, opts: { u
       ? 'Authorization: Bearer, x-api-key, or ?api_key='
       : 'Authorization: Bearer <token> or x-api-key';
   throw new ApiError(401, `Missing credential: send ${carriers}`, 'UNAUTHORIZED');
+}
+
+/**
+ * The admin may act as a named agent (`X-Ptydeck-Agent: NAME`): `ptydeck mcp --agent NAME` uses this so
+ * the sessions it opens appear under the agent's name. An agent token cannot use it.
+ */
+export const ACT_AS_HEADER = 'x-ptydeck-agent';
+
+function actingAs(req: IncomingMessage, p: Principal): Principal {
+  const name = req.headers[ACT_AS_HEADER];
+  if (typeof name !== 'string' || p.kind !== 'admin') return p;
+  if (!AGENT_NAME_PATTERN.test(name) || name === 'admin') throw new ApiError(400, `${ACT_AS_HEADER} must be an agent name: letters, digits and _ . -`, 'INVALID_REQUEST');
+  return { kind: 'agent', name };
 }
 
 export function checkHostAndOrigin(req: IncomingMessage, cfg: GuardConfig): void {

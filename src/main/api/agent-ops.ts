@@ -1,0 +1,141 @@
+import { z } from 'zod';
+import { truncateOutput } from '../terminal/commands';
+import { SessionConstants } from '../terminal/constants';
+import { SendConstants } from '../terminal/send';
+import { utf8Tail } from '../terminal/utf8';
+import type { Principal } from './auth';
+import { checkedDir, checkInputSize } from './aio-common';
+import { ApiError } from './errors';
+import type { ApiContext } from './server';
+import { dimension, envMap, path, sessionId } from './validate';
+
+/**
+ * The agent contract of seeds 001/002 as plain operations: open, send, exec, read, signal, close, list.
+ * The native REST routes (native.ts) and the MCP tools (mcp.ts) are both thin shells over these, so
+ * an agent gets the same answers whichever way it calls.
+ */
+export const OpenArgs = z.object({
+  id: sessionId.nullable().optional(),
+  cwd: path.nullable().optional(),
+  cols: dimension(SessionConstants.MaxCols).nullable().optional(),
+  rows: dimension(SessionConstants.MaxRows).nullable().optional(),
+  env: envMap.nullable().optional(),
+});
+export const SendArgs = z.object({
+  text: z.string(),
+  submit: z.boolean().optional(),
+  timeout_ms: z.number().int().min(1).max(SendConstants.MaxTimeoutMs).optional(),
+  idle_ms: z.number().int().min(100).max(SendConstants.MaxTimeoutMs).optional(),
+});
+export const ExecArgs = z.object({
+  command: z.string().refine((c) => c.trim().length > 0, 'must not be empty'),
+  timeout_ms: z.number().int().min(1).max(SendConstants.MaxTimeoutMs).optional(),
+});
+export const ReadArgs = z.object({
+  offset: z.coerce.number().int().min(0).optional(),
+  count: z.coerce.number().int().min(1).max(100_000).optional(),
+});
+export const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP'] as const;
+export const SignalArgs = z.object({ signal: z.enum(SIGNALS) });
+
+/** A page of a read is capped at this many bytes (the newest lines are kept). */
+export const MaxReadBytes = 256 * 1024;
+
+/** An agent types as the agent; the person's own credential on an agent door types as the person. */
+const writerOf = (p: Principal) => (p.kind === 'admin' ? 'person' : 'agent') as 'person' | 'agent';
+
+export class AgentOps {
+  constructor(
+    private readonly ctx: ApiContext,
+    private readonly principal: Principal,
+    private readonly origin: 'native' | 'mcp',
+  ) {}
+
+  private session(id: string) {
+    const s = this.ctx.sessionFor(this.principal, id, 'native');
+    s.touch();
+    return s;
+  }
+
+  async open(args: z.infer<typeof OpenArgs>) {
+    const person = this.principal.kind === 'admin' && this.origin === 'native';
+    const { session, created } = await this.ctx.createSession(this.principal, {
+      id: args.id ?? undefined,
+      origin: person ? 'viewer' : this.origin,
+      cwd: args.cwd ? checkedDir(args.cwd) : undefined,
+      cols: args.cols,
+      rows: args.rows,
+      env: args.env,
+      // A person's own terminal: their rc file, and their keys go in.
+      loadUserRc: person,
+      floor: person ? 'type' : 'watch',
+    });
+    return { session, created };
+  }
+
+  async send(id: string, args: z.infer<typeof SendArgs>) {
+    const s = this.session(id);
+    checkInputSize(this.ctx, args.text);
+    const r = await s.send({ text: args.text, submit: args.submit ?? true, timeoutMs: args.timeout_ms, idleMs: args.idle_ms, writer: writerOf(this.principal) });
+    return {
+      viewport: r.viewport,
+      wait_reason: r.waitReason,
+      session_status: r.sessionStatus.kind === 'running' ? { kind: 'running' as const } : { kind: 'exited' as const, exit_code: r.sessionStatus.exitCode, signal: r.sessionStatus.signal },
+      truncated: r.truncated,
+      detector: r.detector,
+    };
+  }
+
+  async exec(id: string, args: z.infer<typeof ExecArgs>) {
+    const s = this.session(id);
+    const timeoutSecs = (args.timeout_ms ?? SendConstants.TimeoutMs) / 1000;
+    const { record, outcome } = await s.exec(args.command, { timeoutSecs, noChangeTimeoutSecs: 0, writer: writerOf(this.principal) });
+    const running = outcome === 'timeout';
+    return {
+      status: running ? 'running' : record.status,
+      exit_code: !running && record.status === 'completed' ? record.exitCode : null,
+      output: truncateOutput(s.commands.outputText(record)),
+    };
+  }
+
+  async read(id: string, args: z.infer<typeof ReadArgs>) {
+    return readPage(await this.session(id).screen.allLines(), args.offset ?? 0, args.count ?? 500);
+  }
+
+  signal(id: string, args: z.infer<typeof SignalArgs>) {
+    const s = this.session(id);
+    // A signal acts like a keystroke: refused to an agent while a person holds the floor.
+    if (this.principal.kind === 'agent') s.floor.check('agent');
+    const r = s.signalForeground(args.signal);
+    if (r.refused) throw new ApiError(400, `${args.signal} refused: ${r.refused}`, 'SIGNAL_REFUSED');
+    return { delivered: r.delivered, target_pgid: r.targetPgid };
+  }
+
+  async close(id: string) {
+    const s = this.session(id);
+    const report = await this.ctx.manager.close(s.id);
+    return { id: s.id, closed: true, survivors: report?.survivors ?? [] };
+  }
+
+  list() {
+    return this.ctx.visibleSessions(this.principal).map((s) => s.summary());
+  }
+}
+
+/** Lines counted back from the newest: offset 0 ends at the last line. Numbered from the oldest kept. */
+export function readPage(lines: string[], offset: number, count: number) {
+  const total = lines.length;
+  const end = Math.max(0, total - offset);
+  let begin = Math.max(0, end - count);
+  let text = lines.slice(begin, end).join('\n');
+  let truncated = false;
+  if (Buffer.byteLength(text) > MaxReadBytes) {
+    // Keep the newest whole lines that fit.
+    text = utf8Tail(text, MaxReadBytes);
+    const firstNl = text.indexOf('\n');
+    text = firstNl >= 0 ? text.slice(firstNl + 1) : text;
+    begin = end - text.split('\n').length;
+    truncated = true;
+  }
+  return { text, total_lines: total, line_begin: begin, line_end: end, truncated };
+}
