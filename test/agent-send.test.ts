@@ -66,11 +66,11 @@ test('a silent program that is not reading gives inferred_idle', async () => {
 test('a shell command returns stdin_read at the next prompt; exit gives session_exit', async () => {
   const id = await open();
   const r = await send(id, 'echo one; echo two');
-  expect(r.wait_reason).toBe('stdin_read');
+  expect(r.wait_reason, JSON.stringify(r)).toBe('stdin_read');
   expect(r.viewport).toMatch(/one\ntwo\n.*[$#] $/);
   const bye = await send(id, 'exit 5');
-  expect(bye.wait_reason).toBe('session_exit');
-  expect(bye.session_status).toEqual({ kind: 'exited', exit_code: 5, signal: null });
+  expect(bye.wait_reason, JSON.stringify(bye)).toBe('session_exit');
+  expect(bye.session_status, JSON.stringify(bye)).toEqual({ kind: 'exited', exit_code: 5, signal: null });
 });
 
 test('a \\r progress bar gives one line in its last state', async () => {
@@ -85,9 +85,9 @@ test('a \\r progress bar gives one line in its last state', async () => {
 test('a full-screen program shows its screen', async () => {
   const id = await open();
   const r = await send(id, "python3 -c \"import sys; sys.stdout.write('\\x1b[?1049h\\x1b[2J\\x1b[5;10HFULLSCREEN'); sys.stdout.flush(); input()\"");
-  expect(r.wait_reason).toBe('stdin_read');
+  expect(r.wait_reason, JSON.stringify(r)).toBe('stdin_read');
   const lines = r.viewport.split('\n');
-  expect(lines[4]).toBe('         FULLSCREEN');
+  expect(lines[4], JSON.stringify(r)).toBe('         FULLSCREEN');
   await send(id, '');
 });
 

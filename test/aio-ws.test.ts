@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestServer, sleep, until, type TestServer } from './helpers';
+import { startTestServer, sleep, testBackend, until, type TestServer } from './helpers';
 import { WsClient } from './ws-client';
 
 /** AIO's terminal WebSocket (seed 003) against a real server and real bash. */
@@ -21,7 +21,7 @@ const attach = (sid: string, query = '') => WsClient.open(`${srv.wsUrl}/v2/pty/s
 test('ready, a paint of the screen, then live output of typed input', async () => {
   const sid = await newSession();
   const c = await attach(sid);
-  expect(await c.nextJson('ready')).toEqual({ type: 'ready', session_id: sid, transport: 'json', backend: 'native', resumed: false });
+  expect(await c.nextJson('ready')).toEqual({ type: 'ready', session_id: sid, transport: 'json', backend: testBackend, resumed: false });
   const paint = await c.nextJson('output');
   expect(paint.data.startsWith('\x1b[H\x1b[2J')).toBe(true);
   expect(paint.data).toMatch(/\/tmp [$#] /);
@@ -99,7 +99,7 @@ test("seed 003's reconnect: restore_output, terminal_restored, then live; replay
   const again = await attach(sid, q);
   const types: string[] = [];
   const ready = await again.nextJson('ready');
-  expect(ready).toEqual({ type: 'ready', session_id: sid, transport: 'json', backend: 'native', resumed: true });
+  expect(ready).toEqual({ type: 'ready', session_id: sid, transport: 'json', backend: testBackend, resumed: true });
   await again.waitForOutput('build step 6\r\n', 10000, ['restore_output', 'output']);
   for (const f of again.frames) if (f.text?.type) types.push(f.text.type);
   // The seed's order: ready, restore_output, terminal_restored, then live output.

@@ -17,9 +17,14 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/** The backend explicitly created sessions use in this run. */
+export const testBackend = (process.env.PTYDECK_TEST_BACKEND ?? 'native') as 'native' | 'tmux';
+
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   const home = mkdtempSync(join(tmpdir(), 'ptydeck-test-home-'));
-  const config = loadConfig({ port: '0' }, { ...process.env, PTYDECK_TOKEN: '', PTYDECK_TEARDOWN_GRACE_MS: '1000', ...env, PTYDECK_HOME: home });
+  // The same suites run on both backends (vitest projects set PTYDECK_TEST_BACKEND); native by default.
+  const backend = process.env.PTYDECK_TEST_BACKEND ?? 'native';
+  const config = loadConfig({ port: '0' }, { ...process.env, PTYDECK_TOKEN: '', PTYDECK_TEARDOWN_GRACE_MS: '1000', AIO_SHELL_BACKEND: backend, ...env, PTYDECK_HOME: home });
   const app = await startPtydeck(config);
   const url = app.server.url;
   const token = app.tokens.adminToken;

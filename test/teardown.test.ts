@@ -56,12 +56,13 @@ test('a double-forked daemon in its own session is found by its environment and 
   expect(alive(daemon)).toBe(false);
 });
 
-test('when the server exits, every remaining session and its processes die with it', async () => {
+test('when the server exits, every remaining native session and its processes die with it', async () => {
   const home = mkdtempSync(join(tmpdir(), 'ptydeck-exit-'));
   const cli = join(__dirname, '..', 'out', 'main', 'cli.js');
   if (!existsSync(cli)) expect.fail(`the CLI is not built (${cli}); npm test builds it first`);
   const proc = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'serve', '--port', '0'], {
-    env: { ...process.env, PTYDECK_HOME: home, PTYDECK_TOKEN: '' },
+    // tmux sessions are meant to outlive the server (see tmux.test.ts); this is about native ones.
+    env: { ...process.env, PTYDECK_HOME: home, PTYDECK_TOKEN: '', AIO_SHELL_BACKEND: 'native' },
     stdio: 'ignore',
   });
   try {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { ViewerFlowControl } from '../src/shared/types';
-import { startTestServer, sleep, until, type TestServer } from './helpers';
+import { startTestServer, sleep, testBackend, until, type TestServer } from './helpers';
 import { WsClient } from './ws-client';
 
 /** The viewer's sockets and floor control, at the protocol level (the browser tests are in e2e/). */
@@ -23,7 +23,7 @@ test('the events socket pushes sessions as agents create, use and close them', a
   expect(Array.isArray(hello.sessions)).toBe(true);
   const sid = (await srv.api('POST', '/v2/pty/sessions', { id: 'pushed', cwd: '/tmp' })).body.data.session_id;
   const created = await events.next((f) => f.text?.type === 'session' && f.text.session.id === sid);
-  expect(created.text.session).toMatchObject({ id: sid, owner: 'admin', origin: 'aio-v2', floor: 'watch', controller: 'agent', backend: 'native' });
+  expect(created.text.session).toMatchObject({ id: sid, owner: 'admin', origin: 'aio-v2', floor: 'watch', controller: 'agent', backend: testBackend, durable: testBackend === 'tmux' });
   await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'false' });
   const finished = await events.next((f) => f.text?.type === 'session' && f.text.session.id === sid && f.text.session.command?.status === 'completed');
   expect(finished.text.session.command).toMatchObject({ command: 'false', exitCode: 1, source: 'exec' });

@@ -34,7 +34,9 @@ export function allDoors(viewerDir: string | null): Door[] {
 export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   ensureHome(config.home);
   const tokens = new TokenStore(config.home, config.tokenFromEnv);
-  const manager = new SessionManager(config.manager);
+  const manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home });
+  // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
+  manager.adoptDurableSessions();
   let server: RunningServer;
   try {
     server = await startServer({ manager, tokens, config, doors: allDoors(findViewerDir(config.viewerDir)) });
@@ -66,7 +68,7 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
       (stopped ??= (async () => {
         process.off('exit', onExit);
         await server.close();
-        await manager.closeAll();
+        await manager.shutdown();
         manager.dispose();
         removeRuntimeFile(config.home, process.pid);
       })()),

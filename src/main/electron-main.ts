@@ -127,15 +127,18 @@ export async function runDesktopApp(electron: ElectronApi, deps: MainDeps): Prom
   let quitting = false;
   const quit = async (): Promise<void> => {
     if (quitting) return;
-    const live = ptydeck.manager.list().filter((s) => s.isAlive).length;
-    if (live > 0 && electron.dialog) {
+    const live = ptydeck.manager.list().filter((s) => s.isAlive && !s.isTmux).length;
+    const durable = ptydeck.manager.list().filter((s) => s.isAlive && s.isTmux).length;
+    if (live + durable > 0 && electron.dialog) {
+      const ends = live ? `${live} terminal session${live === 1 ? '' : 's'} will be ended, with every process started in them. ` : '';
+      const stays = durable ? `${durable} tmux session${durable === 1 ? '' : 's'} will keep running and come back when ptydeck starts again. ` : '';
       const choice = electron.dialog.showMessageBoxSync({
         type: 'question',
-        buttons: ['Quit and end sessions', 'Cancel'],
+        buttons: [live ? 'Quit and end sessions' : 'Quit', 'Cancel'],
         defaultId: 1,
         cancelId: 1,
         message: `Quit ptydeck?`,
-        detail: `${live} terminal session${live === 1 ? '' : 's'} will be ended, with every process started in them. Close the window instead to keep them running.`,
+        detail: `${ends}${stays}Close the window instead to keep everything running.`,
       });
       if (choice !== 0) return;
     }

@@ -50,6 +50,8 @@ export interface SessionSummary {
   attached: number;
   /** Survives a restart of ptydeck (tmux backend). */
   durable: boolean;
+  /** Was taken back after ptydeck restarted (it kept running while ptydeck was down). */
+  restored: boolean;
 }
 
 /** Frames of the viewer's session-list socket (/api/events), server to client. */

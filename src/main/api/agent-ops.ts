@@ -62,6 +62,7 @@ export class AgentOps {
     const { session, created } = await this.ctx.createSession(this.principal, {
       id: args.id ?? undefined,
       origin: person ? 'viewer' : this.origin,
+        explicit: true,
       cwd: args.cwd ? checkedDir(args.cwd) : undefined,
       cols: args.cols,
       rows: args.rows,

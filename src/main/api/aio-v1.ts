@@ -115,6 +115,7 @@ export const aioV1Door: Door = {
       const { session: s, created } = await ctx.createSession(req.principal, {
         id: body.id ?? undefined,
         origin: 'aio-v1',
+        explicit: true,
         cwd,
         noChangeTimeoutSecs: body.no_change_timeout,
       });

@@ -63,6 +63,7 @@ export const aioV2Door: Door = {
       const { session: s, created } = await ctx.createSession(req.principal, {
         id: body.id ?? undefined,
         origin: 'aio-v2',
+        explicit: true,
         cwd,
         cols: body.cols,
         rows: body.rows,

@@ -93,6 +93,7 @@ export const execdDoor: Door = {
       const cwd = execdWorkDir(body.cwd);
       const { session: s } = await ctx.createSession(req.principal, {
         origin: 'execd',
+        explicit: true,
         cwd,
         command: body.command ?? undefined,
         lazy: true,

@@ -134,6 +134,8 @@ export class CommandTracker {
   last: CommandRecord | null = null;
   readonly console: ConsoleEntry[] = [];
   private promptEnd = 0;
+  /** The shell has drawn a whole prompt at least once (B marker): before that, typed keys race readline. */
+  private promptDrawn = false;
   private nextId = 1;
   private readonly readyWaiters = new Set<() => void>();
   private readonly anyCommandWaiters = new Set<() => void>();
@@ -146,8 +148,10 @@ export class CommandTracker {
   }
 
   onMarker(m: Marker): void {
+    if (m.kind === 'X') return;
     if (m.kind === 'B') {
       this.promptEnd = m.end;
+      this.promptDrawn = true;
       if (!this.current) this.setState('prompt');
       this.wakeReady();
       return;
@@ -175,7 +179,6 @@ export class CommandTracker {
     }
     this.promptEnd = m.end;
     this.setState('prompt');
-    this.wakeReady();
   }
 
   onShellExit(): void {
@@ -190,24 +193,30 @@ export class CommandTracker {
     this.wakeReady();
   }
 
+  /** Resolves once the shell has drawn its first whole prompt (true), or has exited or timed out (false). */
   whenReady(timeoutMs: number): Promise<boolean> {
-    if (this.state !== 'starting') return Promise.resolve(this.state !== 'exited');
+    if (this.promptDrawn || this.state === 'exited') return Promise.resolve(this.state !== 'exited');
     return new Promise((resolve) => {
       const done = (): void => {
+        if (!this.promptDrawn && this.state !== 'exited' && !timedOut) return;
         clearTimeout(timer);
         this.readyWaiters.delete(done);
-        resolve(this.state !== 'exited' && this.state !== 'starting');
+        resolve(this.promptDrawn && this.state !== 'exited');
       };
-      const timer = setTimeout(done, timeoutMs);
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        done();
+      }, timeoutMs);
       this.readyWaiters.add(done);
     });
   }
 
   async exec(command: string, opts: ExecOptions): Promise<{ record: CommandRecord; outcome: ExecOutcome }> {
-    if (this.state === 'starting') await this.whenReady(CommandConstants.ShellStartTimeoutMs);
+    if (!this.promptDrawn) await this.whenReady(CommandConstants.ShellStartTimeoutMs);
     if (!this.host.isAlive() || this.state === 'exited') throw new NotActiveError('its shell has exited');
     if (this.current && !this.current.shellDone) throw new BusyError();
-    if (this.state === 'starting') throw new NotActiveError('its shell did not print a prompt in time');
+    if (!this.promptDrawn) throw new NotActiveError('its shell did not print a prompt in time');
     // A leading cd on its own line keeps the user's command exactly as given (a `&&` would change its meaning).
     const typed = opts.cwd ? `cd -- ${shellQuote(opts.cwd)}\n${command}` : command;
     const encoded = encodeCommand(this.host.shellKind, typed, this.host.scriptDir);

@@ -5,6 +5,10 @@ import { isAbsolute, join } from 'node:path';
 import type { Backend } from './backends/backend';
 import { NodePtyBackend } from './backends/node-pty-backend';
 import { PipeBackend } from './backends/pipe-backend';
+import { SegmentBytes } from './backends/segment-tailer';
+import { TmuxServer, TmuxUnavailableError, tmuxAvailability } from './backends/tmux';
+import { TmuxBackend } from './backends/tmux-backend';
+import { DurableState } from './durable-state';
 import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants, WaitMonitorConstants } from './constants';
 import { Emitter } from './emitter';
 import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
@@ -21,6 +25,10 @@ export interface ManagerConfig {
   teardownGraceMs: number;
   defaultCwd: string;
   shell?: string;
+  /** AIO_SHELL_BACKEND: auto picks tmux for explicitly created sessions when a working tmux is found. */
+  backend: 'auto' | 'tmux' | 'native';
+  /** Where durable state lives (ptydeck's tmux server, the state file); null turns the tmux backend off. */
+  stateDir: string | null;
 }
 
 export const defaultManagerConfig = (): ManagerConfig => ({
@@ -31,6 +39,8 @@ export const defaultManagerConfig = (): ManagerConfig => ({
   noChangeTimeoutSecs: CommandConstants.DefaultNoChangeTimeoutSecs,
   teardownGraceMs: TeardownConstants.GraceMs,
   defaultCwd: homedir(),
+  backend: 'auto',
+  stateDir: null,
 });
 
 export interface CreateRequest {
@@ -48,6 +58,11 @@ export interface CreateRequest {
   noChangeTimeoutSecs?: number | null;
   retention?: 'persistent' | 'expiring';
   loadUserRc?: boolean;
+  /**
+   * Created on purpose (AIO's create routes, /pty, /api, MCP) rather than on the side (an exec without
+   * an id, an anonymous socket): only such a session may use tmux, as in AIO.
+   */
+  explicit?: boolean;
 }
 
 /** A request the core refuses; doors turn it into their dialect's 400. */
@@ -92,13 +107,20 @@ export class SessionManager {
   readonly config: ManagerConfig;
   private readonly sessions = new Map<string, Session>();
   private readonly creating = new Map<string, Promise<{ session: Session; created: boolean }>>();
-  private readonly backends: { pty: Backend; pipe: Backend };
+  private readonly backends: { pty: Backend; pipe: Backend; tmux?: TmuxBackend };
+  private readonly durable: DurableState | null;
   private readonly reaper: NodeJS.Timeout;
   private readonly waitMonitor: NodeJS.Timeout;
 
   constructor(config: Partial<ManagerConfig> = {}, backends?: { pty: Backend; pipe?: Backend }) {
     this.config = { ...defaultManagerConfig(), ...config };
     this.backends = { pty: backends?.pty ?? new NodePtyBackend(), pipe: backends?.pipe ?? new PipeBackend() };
+    this.durable = this.config.stateDir ? new DurableState(this.config.stateDir) : null;
+    if (this.config.backend !== 'native' && this.config.stateDir && tmuxAvailability().ok) {
+      // Keep enough segments on disk to refill the whole output log after a restart.
+      const keep = Math.ceil(this.config.logBytes / SegmentBytes) + 1;
+      this.backends.tmux = new TmuxBackend(new TmuxServer(this.config.stateDir), keep);
+    }
     this.reaper = setInterval(() => void this.reapIdle(), Math.min(SessionConstants.ReaperIntervalMs, this.config.idleTimeoutSecs * 1000));
     this.reaper.unref();
     this.waitMonitor = setInterval(() => this.checkWaiting(), WaitMonitorConstants.IntervalMs);
@@ -165,14 +187,10 @@ export class SessionManager {
       noChangeTimeoutSecs: req.noChangeTimeoutSecs ?? this.config.noChangeTimeoutSecs,
       retention: req.retention,
       teardownGraceMs: this.config.teardownGraceMs,
+      backend: this.chooseBackend(req),
     };
     const session = new Session(spec, this.backends);
-    this.sessions.set(id, session);
-    session.events.on('changed', (s) => this.events.emit('changed', s));
-    session.events.on('closed', (report) => {
-      if (this.sessions.get(id) === session) this.sessions.delete(id);
-      this.events.emit('closed', { session, report });
-    });
+    this.register(session);
     if (!req.lazy) {
       try {
         session.start();
@@ -190,6 +208,90 @@ export class SessionManager {
     return { session, created: true };
   }
 
+  private register(session: Session): void {
+    const id = session.id;
+    this.sessions.set(id, session);
+    session.events.on('changed', (s) => {
+      if (s.isTmux) this.durable?.save(this.list());
+      this.events.emit('changed', s);
+    });
+    session.events.on('closed', (report) => {
+      if (this.sessions.get(id) === session) this.sessions.delete(id);
+      if (session.isTmux) this.durable?.save(this.list());
+      this.events.emit('closed', { session, report });
+    });
+  }
+
+  /** tmux for an explicitly created terminal when configured or found; a native PTY otherwise. */
+  private chooseBackend(req: CreateRequest): 'native' | 'tmux' {
+    if (this.config.backend === 'native') return 'native';
+    if (this.config.backend === 'tmux' && !this.backends.tmux) {
+      const why = tmuxAvailability().ok ? 'ptydeck has no state directory for it' : tmuxAvailability().why || 'no tmux binary found';
+      if (req.explicit) throw new TmuxUnavailableError(`AIO_SHELL_BACKEND=tmux, but ${why}`);
+    }
+    // A session that runs one command (execd's `command`) has no shell integration to announce its exit
+    // status, which tmux does not always record: it stays on a native PTY.
+    const eligible = req.explicit === true && req.retention !== 'expiring' && req.command === undefined;
+    return eligible && this.backends.tmux ? 'tmux' : 'native';
+  }
+
+  /**
+   * Takes back the tmux sessions an earlier ptydeck left running (after a quit, or a crash): same ids,
+   * owners and settings, their output since then read into the log. A session whose tmux pane is gone
+   * is listed as ended, not dropped.
+   */
+  adoptDurableSessions(): Session[] {
+    const tmux = this.backends.tmux;
+    if (!tmux || !this.durable) return [];
+    const adopted: Session[] = [];
+    for (const saved of this.durable.load()) {
+      if (this.sessions.has(saved.id)) continue;
+      const session = new Session(
+        {
+          id: saved.id,
+          owner: saved.owner,
+          origin: saved.origin,
+          cwd: saved.cwd,
+          cols: saved.cols,
+          rows: saved.rows,
+          shell: this.config.shell,
+          logBytes: this.config.logBytes,
+          scrollbackLines: this.config.scrollbackLines,
+          floor: saved.floor,
+          noChangeTimeoutSecs: saved.noChangeTimeoutSecs,
+          retention: saved.retention,
+          teardownGraceMs: this.config.teardownGraceMs,
+          backend: 'tmux',
+          identity: { nonce: saved.nonce, envTag: saved.envTag },
+          createdAt: saved.createdAt,
+          restored: true,
+        },
+        this.backends,
+      );
+      this.register(session);
+      session.adopt(tmux.adopt(saved.id));
+      adopted.push(session);
+      this.events.emit('created', session);
+    }
+    return adopted;
+  }
+
+  /**
+   * ptydeck is quitting: native sessions end with their process trees; tmux sessions are left running
+   * (and recorded) for the next start to adopt.
+   */
+  async shutdown(): Promise<void> {
+    this.durable?.save(this.list(), true);
+    await Promise.all(
+      this.list().map(async (s) => {
+        if (s.isTmux) {
+          this.sessions.delete(s.id);
+          s.detach();
+        } else await this.close(s.id);
+      }),
+    );
+  }
+
   async close(id: string): Promise<TeardownReport | null> {
     const s = this.sessions.get(id);
     if (!s) return null;
@@ -201,8 +303,9 @@ export class SessionManager {
     await Promise.all(this.list().map((s) => this.close(s.id)));
   }
 
-  /** On process exit: no promises, everything dies now. */
+  /** On process exit: no promises, every native session dies now (tmux sessions are meant to survive). */
   killAllSync(): void {
+    this.durable?.save(this.list(), true);
     for (const s of this.sessions.values()) {
       try {
         s.killNow();

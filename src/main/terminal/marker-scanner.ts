@@ -7,8 +7,8 @@
  * over (a few bytes at most), so offsets reported are always absolute offsets in the output log.
  */
 export interface Marker {
-  kind: 'B' | 'C' | 'D';
-  /** D: the exit status the shell reported. */
+  kind: 'B' | 'C' | 'D' | 'X';
+  /** D: the exit status of the last command; X: the shell's own exit status. */
   exitCode: number | null;
   /** Absolute offsets of the marker's first byte and one past its last. */
   start: number;
@@ -87,7 +87,7 @@ export class MarkerScanner {
     const parts = body.split(';');
     if (parts.length < 2 || parts[parts.length - 1] !== this.nonce) return;
     const kind = parts[0];
-    if (kind === 'D') {
+    if (kind === 'D' || kind === 'X') {
       const code = Number.parseInt(parts[1] ?? '', 10);
       this.onMarker({ kind, exitCode: Number.isFinite(code) ? code : null, start, end });
     } else if (kind === 'B' || kind === 'C') {

@@ -33,6 +33,12 @@ export class OutputLog {
     return this.total - this.start;
   }
 
+  /** Makes an empty log begin at `offset` (a session re-adopted after a restart resumes its offsets). */
+  startAt(offset: number): void {
+    if (this.total !== 0 || this.segments.length) throw new Error('startAt is only for an empty log');
+    this.total = offset;
+  }
+
   append(chunk: Uint8Array, channel = 1): void {
     if (chunk.length === 0) return;
     const lastRun = this.channelRuns[this.channelRuns.length - 1];

@@ -17,7 +17,8 @@ import type { Session } from './session';
  *      what remains where /proc cannot tell (macOS).
  *   4. inferred_idle: output came, then nothing for IdleMs (plus PromptGraceMs if a prompt was seen).
  *   5. timeout.
- * Each of 2-4 also needs PollMs of quiet, so the bytes that led to the wait are on the screen.
+ * Each of 2-4 also needs PollMs of quiet, and 2-3 must hold on two polls in a row, so the bytes that
+ * led to the wait are on the screen.
  */
 export const SendConstants = {
   PollMs: 50,
@@ -75,24 +76,36 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
   const kernel = kernelProbeAvailable && pid !== null && session.mode === 'pty';
   const baseline = kernel ? probeForeground(pid!) : null;
   const writeOffset = session.log.end;
+  // A prompt counts only as the end of a prompt cycle that began after the write (D, then B): a prompt
+  // that was still being drawn when the text went in is not an answer to it.
+  let cycleEnded = false;
   let promptSeen = false;
   const offMarker = session.events.on('marker', (m: Marker) => {
-    if (m.kind === 'B' && m.start >= writeOffset) promptSeen = true;
+    if (m.start < writeOffset) return;
+    if (m.kind === 'D') cycleEnded = true;
+    else if (m.kind === 'B' && cycleEnded) promptSeen = true;
   });
   const started = Date.now();
   try {
     session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer);
     let reason: WaitReason | null = null;
+    // A wait must be seen on two polls in a row with no output between them: a program may have printed
+    // its last bytes and blocked before this process read them from the PTY (a timer can run before the
+    // I/O that is already pending), and the second look happens after that I/O.
+    let waitSeenAtLogEnd: number | null = null;
     while (!reason) {
       await new Promise((r) => setTimeout(r, SendConstants.PollMs));
       const now = Date.now();
       const quietFor = now - Math.max(session.lastOutputAt, started);
       const outputSinceWrite = session.log.end > writeOffset;
+      const waiting =
+        quietFor >= SendConstants.PollMs &&
+        ((kernel && freshTerminalWait(baseline, probeForeground(pid!))) || (promptSeen && shellHoldsForeground(session, kernel)));
       if (session.exit || session.closed) reason = 'session_exit';
-      else if (quietFor >= SendConstants.PollMs && kernel && freshTerminalWait(baseline, probeForeground(pid!))) reason = 'stdin_read';
-      else if (quietFor >= SendConstants.PollMs && promptSeen && shellHoldsForeground(session, kernel)) reason = 'stdin_read';
+      else if (waiting && waitSeenAtLogEnd === session.log.end) reason = 'stdin_read';
       else if (outputSinceWrite && quietFor >= idleMs + (promptSeen ? SendConstants.PromptGraceMs : 0)) reason = 'inferred_idle';
       else if (now - started >= timeoutMs) reason = 'timeout';
+      waitSeenAtLogEnd = waiting ? session.log.end : null;
     }
     const view = await session.screen.viewportSince(marker, SendConstants.MaxViewportBytes);
     return {

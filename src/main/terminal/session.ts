@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BackendKind, SessionSummary, ShellState } from '../../shared/types';
 import type { Backend, ProcessExit, TerminalProcess } from './backends/backend';
+import { TmuxProcess, type TmuxBackend } from './backends/tmux-backend';
 import { CommandConstants, ScreenConstants, SessionConstants } from './constants';
 import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
 import { Emitter } from './emitter';
@@ -37,6 +38,13 @@ export interface SessionSpec {
   /** `expiring` sessions are reclaimed first and never use tmux (AIO's `retention`). */
   retention?: 'persistent' | 'expiring';
   teardownGraceMs?: number;
+  /** Which terminal backs the PTY: a native node-pty, or a tmux session that outlives ptydeck. */
+  backend?: 'native' | 'tmux';
+  /** A session re-adopted after a restart keeps its marker nonce and environment tag. */
+  identity?: { nonce: string; envTag: string };
+  createdAt?: string;
+  /** Adopted from a tmux session an earlier ptydeck started. */
+  restored?: boolean;
 }
 
 export interface SessionEvents extends Record<string, unknown> {
@@ -70,7 +78,7 @@ export class Session {
   readonly hub: OutputHub;
   readonly floor: Floor;
   readonly commands: CommandTracker;
-  readonly createdAt = new Date();
+  readonly createdAt: Date;
   lastUsedAt = new Date();
   cols: number;
   rows: number;
@@ -92,13 +100,16 @@ export class Session {
   private scriptDir: string | null = null;
   private closing: Promise<TeardownReport> | null = null;
   private sending = false;
+  /** The exit status the shell announced in its EXIT trap, if it did. */
+  private reportedExitCode: number | null = null;
   private readonly envTag: string;
   private readonly shellKind: ShellKind;
 
   constructor(
     readonly spec: SessionSpec,
-    private readonly backends: { pty: Backend; pipe: Backend },
+    private readonly backends: { pty: Backend; pipe: Backend; tmux?: TmuxBackend },
   ) {
+    this.createdAt = spec.createdAt ? new Date(spec.createdAt) : new Date();
     this.cols = spec.cols;
     this.rows = spec.rows;
     this.noChangeTimeoutSecs = spec.noChangeTimeoutSecs;
@@ -106,7 +117,7 @@ export class Session {
     this.log = new OutputLog(spec.logBytes);
     this.hub = new OutputHub(() => this.screenMirror?.noteOutput());
     this.floor = new Floor(spec.floor);
-    this.envTag = `PTYDECK_SESSION=${spec.id}:${randomBytes(8).toString('hex')}`;
+    this.envTag = spec.identity?.envTag ?? `PTYDECK_SESSION=${spec.id}:${randomBytes(8).toString('hex')}`;
     this.shellKind = findShell(spec.shell).kind;
     const self = this;
     this.commands = new CommandTracker({
@@ -134,7 +145,18 @@ export class Session {
   }
 
   get backendKind(): BackendKind {
-    return this.mode === 'pipe' ? 'pipe' : this.backends.pty.kind;
+    if (this.mode === 'pipe') return 'pipe';
+    return this.spec.backend === 'tmux' ? 'tmux' : this.backends.pty.kind;
+  }
+
+  get isTmux(): boolean {
+    return this.backendKind === 'tmux';
+  }
+
+  /** What a restart needs to recognise this session's markers and processes again. */
+  get identity(): { nonce: string; envTag: string } | null {
+    const nonce = this.launch?.nonce ?? this.spec.identity?.nonce;
+    return nonce ? { nonce, envTag: this.envTag } : null;
   }
 
   get started(): boolean {
@@ -190,24 +212,60 @@ export class Session {
       env = this.launch.env;
       this.scanner = new MarkerScanner(
         this.launch.nonce,
-        (m) => {
-          this.commands.onMarker(m);
-          this.events.emit('marker', m);
-        },
+        (m) => this.onMarker(m),
         () => this.screenMirror?.noteQuery(),
       );
     }
-    const backend = mode === 'pipe' ? this.backends.pipe : this.backends.pty;
-    const proc = backend.spawn({ file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows });
+    const backend = mode === 'pipe' ? this.backends.pipe : this.ptyBackend();
+    const proc = backend.spawn({ sessionId: this.id, file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows });
+    this.attachProcess(proc, mode);
+  }
+
+  /**
+   * Takes over a tmux session that an earlier ptydeck started: its output since the oldest segment kept
+   * is read into the log (offsets as before), so markers, commands and the screen are rebuilt from it.
+   */
+  adopt(proc: TmuxProcess): void {
+    if (this.proc) return;
+    this.mode = 'pty';
+    const nonce = this.spec.identity?.nonce;
+    if (nonce) {
+      this.scanner = new MarkerScanner(
+        nonce,
+        (m) => this.onMarker(m),
+        () => undefined,
+      );
+    }
+    this.log.startAt(proc.initialOffset);
+    this.attachProcess(proc, 'pty');
+  }
+
+  private attachProcess(proc: TerminalProcess, mode: 'pty' | 'pipe'): void {
     this.proc = proc;
     if (mode === 'pty') {
-      // The headless screen answers terminal queries, so a program asking for the cursor never hangs.
+      // The headless screen answers terminal queries (unless tmux, which answers them itself), so a
+      // program asking for the cursor never hangs.
       this.screenMirror?.dispose();
-      this.screenMirror = new ScreenMirror(this.log, this.cols, this.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, (reply) => this.proc?.write(reply));
+      const answer = proc instanceof TmuxProcess ? null : (reply: string) => this.proc?.write(reply);
+      this.screenMirror = new ScreenMirror(this.log, this.cols, this.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer);
     }
     proc.onData((data, channel) => this.onOutput(data, channel));
     proc.onExit((e) => this.onExit(e));
+    if (proc instanceof TmuxProcess) proc.begin();
     this.changed();
+  }
+
+  private ptyBackend(): Backend {
+    if (this.spec.backend !== 'tmux') return this.backends.pty;
+    if (!this.backends.tmux) throw new UnsupportedError('this session asks for the tmux backend, which is not available');
+    return this.backends.tmux;
+  }
+
+  /** ptydeck is quitting: stop following a tmux session but leave it running. */
+  detach(): void {
+    if (this.proc instanceof TmuxProcess) this.proc.detach();
+    this.closed = true;
+    this.dispose();
   }
 
   /** Resolves once the shell has printed its first prompt (immediately for non-interactive sessions). */
@@ -227,7 +285,8 @@ export class Session {
 
   async exec(command: string, opts: ExecOptions) {
     if (!this.proc) this.start();
-    if (!this.launch) throw new UnsupportedError('exec needs an interactive shell on a terminal; this session runs a single command or pipes');
+    // Shell integration (markers) is what exec needs: a started shell has it, and so has an adopted one.
+    if (!this.scanner) throw new UnsupportedError('exec needs an interactive shell on a terminal; this session runs a single command or pipes');
     this.floor.check(opts.writer);
     return this.commands.exec(command, { ...opts, noChangeTimeoutSecs: opts.noChangeTimeoutSecs ?? this.noChangeTimeoutSecs });
   }
@@ -339,6 +398,7 @@ export class Session {
       waitingForInput: this.waitingForInput,
       attached: this.attachments,
       durable: this.backendKind === 'tmux',
+      restored: this.spec.restored === true,
     };
   }
 
@@ -355,6 +415,7 @@ export class Session {
         // The shell is gone, but what it started may not be.
         report = await teardownTree({ shellPid: -1, envTag: this.envTag }, { graceMs: this.spec.teardownGraceMs });
       }
+      if (this.isTmux) this.backends.tmux?.destroy(this.id);
       this.dispose();
       this.events.emit('closed', report);
       return report;
@@ -365,7 +426,8 @@ export class Session {
 
   /** Synchronous last resort on process exit. */
   killNow(): void {
-    if (!this.proc) return;
+    // tmux sessions are meant to outlive ptydeck.
+    if (!this.proc || this.isTmux) return;
     killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag });
     this.proc.kill('SIGKILL');
     this.dispose();
@@ -379,9 +441,16 @@ export class Session {
     this.hub.notify();
   }
 
+  private onMarker(m: Marker): void {
+    if (m.kind === 'X') this.reportedExitCode = m.exitCode;
+    this.commands.onMarker(m);
+    this.events.emit('marker', m);
+  }
+
   private onExit(e: ProcessExit): void {
     if (this.exit) return;
-    this.exit = e;
+    // A backend that could not tell the status (tmux, at times) takes the one the shell reported.
+    this.exit = e.exitCode === null && e.signal === null && this.reportedExitCode !== null ? { exitCode: this.reportedExitCode, signal: null } : e;
     this.hub.flush();
     this.commands.onShellExit();
     this.events.emit('exit', e);
@@ -404,6 +473,7 @@ export class Session {
   }
 
   private dispose(): void {
+    if (this.proc instanceof TmuxProcess) this.proc.detach();
     this.launch?.dispose();
     if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });
     this.scriptDir = null;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
  *   ESC ] 633 ; D ; <exit code> ; <nonce> BEL   the previous command finished (and the prompt is next)
  *   ESC ] 633 ; C ; <nonce> BEL                 a command line was accepted; its output starts here (bash's PS0)
  *   ESC ] 633 ; B ; <nonce> BEL                 the prompt is fully drawn; the shell waits for a line
+ *   ESC ] 633 ; X ; <exit status> ; <nonce> BEL  the shell is exiting (bash's EXIT trap)
  *
  * bash gets D from PROMPT_COMMAND, C from PS0 and B from the end of PS1. A POSIX sh (dash) expands `$?`
  * in PS1, so PS1 itself carries D and B; it has no C, so a command's output starts after its echo.
@@ -94,6 +95,9 @@ function bashRc(nonce: string, loadUserRc: boolean): string {
     `__ptydeck_nonce=${nonce}`,
     `__ptydeck_precmd() { builtin local s=$?; builtin printf '\\033]633;D;%s;%s\\007' "$s" "$__ptydeck_nonce"; return $s; }`,
     'PROMPT_COMMAND="__ptydeck_precmd${PROMPT_COMMAND:+;$PROMPT_COMMAND}"',
+    // The shell reports its own exit status: tmux does not always record a dead pane's status.
+    `__ptydeck_exit() { builtin printf '\\033]633;X;%s;%s\\007' "$?" "$__ptydeck_nonce"; }`,
+    "trap '__ptydeck_exit' EXIT",
     `PS0=$'\\033]633;C;${nonce}\\007'`,
     loadUserRc ? `PS1="\${PS1:-\\w \\$ }"` : `PS1='\\w \\$ '`,
     `PS1="$PS1\\[\\033]633;B;${nonce}\\007\\]"`,

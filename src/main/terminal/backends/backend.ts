@@ -5,6 +5,8 @@
 export type BackendKind = 'native' | 'tmux' | 'pipe';
 
 export interface SpawnSpec {
+  /** The session this process belongs to (the tmux backend names its tmux session after it). */
+  sessionId?: string;
   file: string;
   args: string[];
   cwd: string;

@@ -1,0 +1,116 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { tmuxAvailability } from '../src/main/terminal/backends/tmux';
+import { tmuxSessionName } from '../src/main/terminal/backends/tmux-backend';
+import { sleep, until } from './helpers';
+
+/**
+ * Terminals that outlive ptydeck: a real `ptydeck serve` process is killed with SIGKILL mid-build and
+ * started again on the same home; its tmux sessions come back with their ids, owners and output.
+ */
+const cli = join(__dirname, '..', 'out', 'main', 'cli.js');
+let home: string;
+let server: ChildProcess | null = null;
+
+async function startServer(): Promise<{ url: string; token: string }> {
+  rmSync(join(home, 'runtime.json'), { force: true });
+  server = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'serve', '--port', '0'], {
+    env: { ...process.env, PTYDECK_HOME: home, PTYDECK_TOKEN: '', AIO_SHELL_BACKEND: 'tmux' },
+    stdio: 'ignore',
+  });
+  await until(() => existsSync(join(home, 'runtime.json')), 15000);
+  return JSON.parse(readFileSync(join(home, 'runtime.json'), 'utf8'));
+}
+
+async function killServer(signal: NodeJS.Signals): Promise<void> {
+  const s = server!;
+  s.kill(signal);
+  if (s.exitCode === null) await new Promise((r) => s.once('exit', r));
+  server = null;
+}
+
+const tmux = (...args: string[]) => execFileSync('tmux', ['-S', join(home, 'tmux', 'server.sock'), ...args], { encoding: 'utf8' });
+
+beforeAll(() => {
+  if (!existsSync(cli)) expect.fail(`the CLI is not built (${cli}); npm test builds it first`);
+  if (!tmuxAvailability().ok) expect.fail(`tmux is required for these tests (${tmuxAvailability().why}); .ci/run installs it`);
+  home = mkdtempSync(join(tmpdir(), 'ptydeck-tmux-'));
+});
+afterAll(async () => {
+  if (server) await killServer('SIGKILL');
+  try {
+    tmux('kill-server');
+  } catch {
+    // no server left
+  }
+  rmSync(home, { recursive: true, force: true });
+});
+
+test('a tmux session outlives kill -9 of ptydeck with nothing lost; an ended one is reported ended', async () => {
+  let { url, token } = await startServer();
+  const admin = (t: string) => ({ Authorization: `Bearer ${t}`, 'Content-Type': 'application/json' });
+  const agentToken = (await (await fetch(`${url}/api/tokens`, { method: 'POST', headers: admin(token), body: '{"name":"builder"}' })).json()).token as string;
+  const call = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(url + path, { method, headers: admin(agentToken), body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: r.status, body: await r.json() };
+  };
+
+  const created = await call('POST', '/v2/pty/sessions', { id: 'build', cwd: '/tmp' });
+  expect(created.body.data).toMatchObject({ session_id: 'build', backend: 'tmux', owner: 'builder' });
+  await call('POST', '/v2/pty/sessions', { id: 'doomed', cwd: '/tmp' });
+  await call('POST', '/v2/pty/sessions/build/exec', { command: 'for i in $(seq 1 20); do echo step $i; sleep 0.2; done', async: true });
+  await sleep(1200);
+
+  await killServer('SIGKILL');
+  // While ptydeck is down, the build goes on, and one session's pane disappears.
+  tmux('kill-session', '-t', `=${tmuxSessionName('doomed')}`);
+  await sleep(500);
+
+  ({ url, token } = await startServer());
+  const listed = await call('GET', '/v2/pty/sessions');
+  expect(listed.status).toBe(200);
+  expect(listed.body.data.sessions.build).toMatchObject({ session_id: 'build', owner: 'builder', backend: 'tmux' });
+  const summary = (await call('GET', '/api/sessions/build')).body;
+  expect(summary).toMatchObject({ durable: true, restored: true, owner: 'builder' });
+  const doomed = (await call('GET', '/api/sessions/doomed')).body;
+  expect(doomed.shellState).toBe('exited');
+
+  // The command that was running when ptydeck died is still followed to its end.
+  const waited = await call('POST', '/v2/pty/sessions/build/wait', { seconds: 15 });
+  expect(waited.body.data).toMatchObject({ status: 'completed', exit_code: 0 });
+  const page = (await call('GET', '/api/sessions/build/read?count=100')).body.text as string;
+  const steps = page.split('\n').filter((l) => /^step \d+$/.test(l));
+  expect(steps).toEqual(Array.from({ length: 20 }, (_, i) => `step ${i + 1}`));
+
+  const next = await call('POST', '/v2/pty/sessions/build/exec', { command: 'echo after-restart; (exit 4)' });
+  expect(next.body, JSON.stringify(next.body)).toMatchObject({ data: { status: 'completed', output: 'after-restart', exit_code: 4 } });
+  // Markers from before the restart were recognised: the console holds the build too.
+  expect(next.body.data.console.map((c: { output: string }) => c.output).join('\n')).toContain('step 20');
+
+  // A graceful stop leaves tmux sessions running too, and they come back.
+  await killServer('SIGTERM');
+  ({ url, token } = await startServer());
+  const again = await call('POST', '/v2/pty/sessions/build/exec', { command: 'echo third-life' });
+  expect(again.body.data.output).toBe('third-life');
+
+  // Closing it for real ends the tmux session and removes its files.
+  expect((await call('DELETE', '/v2/pty/sessions/build')).body.success).toBe(true);
+  expect(() => tmux('has-session', '-t', `=${tmuxSessionName('build')}`)).toThrow();
+  expect(existsSync(join(home, 'tmux', tmuxSessionName('build')))).toBe(false);
+}, 90000);
+
+test('an implicit session (exec without id), an expiring one and an anonymous socket use the native PTY', async () => {
+  const { url, token } = await startServer();
+  const h = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const implicit = await (await fetch(`${url}/v1/shell/exec`, { method: 'POST', headers: h, body: '{"command":"true"}' })).json();
+  const expiring = await (await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{"retention":"expiring"}' })).json();
+  const explicit = await (await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{}' })).json();
+  const list = (await (await fetch(`${url}/v2/pty/sessions`, { headers: h })).json()).data.sessions;
+  expect(list[implicit.data.session_id].backend).toBe('native');
+  expect(list[expiring.data.session_id].backend).toBe('native');
+  expect(list[explicit.data.session_id].backend).toBe('tmux');
+  await killServer('SIGTERM');
+});
