@@ -80,7 +80,19 @@ export class DurableState {
       });
     }
     const tmp = `${this.path}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ version: 1, sessions }, null, 2) + '\n', { mode: 0o600 });
-    renameSync(tmp, this.path);
+    try {
+      writeFileSync(tmp, JSON.stringify({ version: 1, sessions }, null, 2) + '\n', { mode: 0o600 });
+      renameSync(tmp, this.path);
+    } catch (err) {
+      // The state directory may be gone (removed by hand, or a test's temporary home): the sessions run
+      // on; only their adoption after a restart is at risk, which is worth a warning, not a crash.
+      console.warn(`ptydeck: could not record tmux sessions in ${this.path}: ${(err as Error).message}`);
+    }
+  }
+
+  /** No more writes (the manager is shutting down; the last save was synchronous). */
+  dispose(): void {
+    if (this.pending) clearTimeout(this.pending);
+    this.pending = null;
   }
 }

@@ -111,6 +111,7 @@ export class SessionManager {
   private readonly durable: DurableState | null;
   private readonly reaper: NodeJS.Timeout;
   private readonly waitMonitor: NodeJS.Timeout;
+  private readonly waitSeenAt = new WeakMap<Session, number>();
 
   constructor(config: Partial<ManagerConfig> = {}, backends?: { pty: Backend; pipe?: Backend }) {
     this.config = { ...defaultManagerConfig(), ...config };
@@ -319,6 +320,7 @@ export class SessionManager {
   dispose(): void {
     clearInterval(this.reaper);
     clearInterval(this.waitMonitor);
+    this.durable?.dispose();
   }
 
   /**
@@ -329,11 +331,20 @@ export class SessionManager {
   private checkWaiting(): void {
     for (const s of this.sessions.values()) {
       if (!s.isAlive || s.mode !== 'pty' || s.shellState !== 'busy' || !kernelProbeAvailable) {
+        this.waitSeenAt.delete(s);
         s.setWaitingForInput(false);
         continue;
       }
       if (Date.now() - s.lastOutputAt < WaitMonitorConstants.SettleMs) continue;
-      s.setWaitingForInput(anyTerminalWait(probeForeground(s.pid!)));
+      if (!anyTerminalWait(probeForeground(s.pid!))) {
+        this.waitSeenAt.delete(s);
+        s.setWaitingForInput(false);
+        continue;
+      }
+      // Seen twice with no output between: a command that just ended leaves the shell reading at its
+      // prompt a moment before its end marker is read, and that is not a program waiting for input.
+      if (this.waitSeenAt.get(s) === s.log.end) s.setWaitingForInput(true);
+      else this.waitSeenAt.set(s, s.log.end);
     }
   }
 

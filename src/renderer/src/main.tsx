@@ -1,12 +1,13 @@
+import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import './styles/app.css';
+import { App } from './ui/App';
+import { ToastProvider } from './ui/toasts';
 
-function App() {
-  return (
-    <main style={{ fontFamily: 'system-ui, sans-serif', padding: 24 }}>
-      <h1>ptydeck</h1>
-      <p>Persistent terminals for AI agents, with a person in the loop.</p>
-    </main>
-  );
-}
-
-createRoot(document.getElementById('root')!).render(<App />);
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <ToastProvider>
+      <App />
+    </ToastProvider>
+  </StrictMode>,
+);

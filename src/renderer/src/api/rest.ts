@@ -1,0 +1,57 @@
+import type { FloorMode, SessionSummary } from '../../../shared/types';
+import { authHeaders, httpUrl } from './connection';
+
+/** A refusal from the server (`{error: {code, message}}`), or status 0 when it could not be reached. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+interface ErrorBody {
+  error?: { code?: string; message?: string };
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(httpUrl(path), {
+      method,
+      headers: { ...authHeaders(), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'UNREACHABLE', 'The ptydeck server cannot be reached');
+  }
+  const text = await res.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // A proxy's HTML error page, say: fall through to the status line.
+  }
+  if (!res.ok) {
+    const err = (parsed as ErrorBody | null)?.error;
+    throw new ApiError(res.status, err?.code ?? `HTTP_${res.status}`, err?.message ?? `${res.status} ${res.statusText}`);
+  }
+  return parsed as T;
+}
+
+const sessionPath = (id: string, rest = ''): string => `/api/sessions/${encodeURIComponent(id)}${rest}`;
+
+export const api = {
+  whoami: () => request<{ principal: string; kind: 'admin' | 'agent' }>('GET', '/api/whoami'),
+  login: (token: string) => request<{ ok: true }>('POST', '/api/login', { token }),
+  createSession: (opts: { cwd?: string; cols?: number; rows?: number } = {}) =>
+    request<{ created: boolean; session: SessionSummary }>('POST', '/api/sessions', opts),
+  closeSession: (id: string) => request<{ id: string; closed: boolean }>('DELETE', sessionPath(id)),
+  setFloor: (id: string, mode: FloorMode) => request<SessionSummary>('POST', sessionPath(id, '/floor'), { mode }),
+  takeover: (id: string) => request<SessionSummary>('POST', sessionPath(id, '/takeover')),
+  release: (id: string) => request<SessionSummary>('POST', sessionPath(id, '/release')),
+  interrupt: (id: string) => request<{ id: string; sent: string }>('POST', sessionPath(id, '/interrupt')),
+};

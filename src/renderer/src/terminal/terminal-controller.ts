@@ -1,0 +1,284 @@
+import { Terminal, type IDisposable } from '@xterm/xterm';
+import { FitAddon } from '@xterm/addon-fit';
+import { SearchAddon } from '@xterm/addon-search';
+import { Unicode11Addon } from '@xterm/addon-unicode11';
+import { WebLinksAddon } from '@xterm/addon-web-links';
+import type { FloorMode, ViewerClientFrame, ViewerServerFrame } from '../../../shared/types';
+import { wsUrl } from '../api/connection';
+import { ReconnectingSocket } from '../api/reconnecting-socket';
+import { AckBatcher } from './ack-batcher';
+import { swallowTerminalQueries } from './query-guard';
+import { attachRenderer, type RendererKind } from './renderer-choice';
+import { shortcutOf, wouldType } from './shortcuts';
+import { exposeForTests } from './test-hooks';
+import { terminalFont, terminalTheme } from './theme';
+
+export type ViewLink = 'connecting' | 'live' | 'down';
+
+export interface TerminalEvents {
+  onLink(link: ViewLink): void;
+  /** Something the person should read briefly: a refusal from the server, a clipboard problem. */
+  onNotice(message: string): void;
+  onRenderer(kind: RendererKind): void;
+  onFindShortcut(): void;
+  /** The person typed while only watching. */
+  onReadOnlyKey(): void;
+}
+
+export const TerminalTiming = {
+  /** Wait for a window drag to settle before resizing the PTY (each resize makes the shell redraw). */
+  FitDebounceMs: 120,
+} as const;
+
+const MaxCols = 1000;
+const MaxRows = 500;
+
+/**
+ * One open terminal tab: an xterm.js instance and its view socket (/api/sessions/{id}/view).
+ *
+ * Size policy: the PTY has one size and this view renders exactly at it (snapshot and `size` frames).
+ * Only while the person may type (floor `type` or `takeover`) does the view fit the PTY to its
+ * container, by asking the server to resize; it then applies the size the server confirms. In `watch`
+ * it never resizes: the container scrolls instead.
+ */
+export class TerminalController {
+  readonly term: Terminal;
+  readonly search: SearchAddon;
+  private readonly fit = new FitAddon();
+  private readonly socket: ReconnectingSocket;
+  private readonly acks: AckBatcher;
+  private readonly disposables: IDisposable[] = [];
+  private readonly resizeObserver: ResizeObserver;
+  private readonly unexpose: () => void;
+  private inspect: { term: Terminal; renderer: RendererKind };
+  private fitTimer: ReturnType<typeof setTimeout> | null = null;
+  private floor: FloorMode;
+  private ended: boolean;
+  /** The PTY's size as the server last told us; null before the first snapshot. */
+  private ptySize: { cols: number; rows: number } | null = null;
+  private disposed = false;
+
+  constructor(
+    readonly sessionId: string,
+    host: HTMLElement,
+    initial: { floor: FloorMode; ended: boolean },
+    private readonly events: TerminalEvents,
+  ) {
+    this.floor = initial.floor;
+    this.ended = initial.ended;
+    this.term = new Terminal({
+      ...terminalFont,
+      theme: terminalTheme,
+      // Unicode 11 widths and search highlights use APIs xterm still calls proposed.
+      allowProposedApi: true,
+      scrollback: 5000,
+      cursorBlink: false,
+      disableStdin: !this.mayType,
+      drawBoldTextInBrightColors: false,
+      minimumContrastRatio: 1,
+      rightClickSelectsWord: true,
+      macOptionIsMeta: true,
+    });
+    this.search = new SearchAddon({ highlightLimit: 2000 });
+    this.term.loadAddon(this.fit);
+    this.term.loadAddon(this.search);
+    this.term.loadAddon(new Unicode11Addon());
+    this.term.unicode.activeVersion = '11';
+    this.term.loadAddon(new WebLinksAddon((ev, uri) => openLink(ev, uri)));
+    this.term.open(host);
+
+    this.inspect = { term: this.term, renderer: 'dom' };
+    this.inspect.renderer = attachRenderer(this.term, (kind) => this.rendererChanged(kind));
+    this.unexpose = exposeForTests(sessionId, this.inspect);
+    events.onRenderer(this.inspect.renderer);
+
+    this.disposables.push(
+      swallowTerminalQueries(this.term),
+      this.term.onData((data) => this.sendInput(data)),
+    );
+    this.term.attachCustomKeyEventHandler((ev) => this.onKey(ev));
+
+    this.acks = new AckBatcher((bytes) => this.send({ type: 'ack', bytes }));
+    this.socket = new ReconnectingSocket(() => wsUrl(`/api/sessions/${encodeURIComponent(sessionId)}/view`), {
+      onOpen: () => this.acks.reset(),
+      onMessage: (data) => (typeof data === 'string' ? this.onFrame(data) : this.onOutput(data)),
+      onDown: () => events.onLink('down'),
+      // 1000 is the server closing the view because the session was closed: nothing to come back to.
+      shouldReconnect: (ev) => ev.code !== 1000,
+    });
+    events.onLink('connecting');
+    this.socket.start();
+
+    this.resizeObserver = new ResizeObserver(() => this.scheduleFit());
+    this.resizeObserver.observe(host);
+  }
+
+  private get mayType(): boolean {
+    return !this.ended && this.floor !== 'watch';
+  }
+
+  setFloor(floor: FloorMode, ended: boolean): void {
+    this.floor = floor;
+    this.ended = ended;
+    this.term.options.disableStdin = !this.mayType;
+    if (this.mayType) this.scheduleFit(0);
+  }
+
+  focus(): void {
+    this.term.focus();
+  }
+
+  private async copySelection(): Promise<void> {
+    const text = this.term.getSelection();
+    if (!text) return;
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch {
+      this.events.onNotice('The clipboard refused the copy; select the text and use the browser’s Copy instead.');
+    }
+  }
+
+  private async pasteClipboard(): Promise<void> {
+    if (!this.mayType) {
+      this.events.onReadOnlyKey();
+      return;
+    }
+    try {
+      const text = await navigator.clipboard.readText();
+      if (text) this.term.paste(text);
+    } catch {
+      this.events.onNotice('The clipboard cannot be read here; allow clipboard access, or paste with the browser’s menu.');
+    }
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (this.fitTimer) clearTimeout(this.fitTimer);
+    this.resizeObserver.disconnect();
+    this.socket.stop();
+    this.acks.dispose();
+    this.unexpose();
+    this.disposables.forEach((d) => d.dispose());
+    this.term.dispose();
+  }
+
+  private onOutput(buf: ArrayBuffer): void {
+    // Straight into xterm's write queue: no copying, no decoding here.
+    this.term.write(new Uint8Array(buf), this.acks.onParsed(buf.byteLength));
+  }
+
+  private onFrame(text: string): void {
+    let frame: ViewerServerFrame;
+    try {
+      frame = JSON.parse(text) as ViewerServerFrame;
+    } catch {
+      return;
+    }
+    switch (frame.type) {
+      case 'snapshot':
+        this.showSnapshot(frame.data, frame.cols, frame.rows);
+        return;
+      case 'size':
+        this.ptySize = { cols: frame.cols, rows: frame.rows };
+        this.resizeInStream(frame.cols, frame.rows);
+        return;
+      case 'resync':
+        // A fresh snapshot follows; until then nothing we parse counts for the server.
+        this.acks.reset();
+        return;
+      case 'exit':
+        this.ended = true;
+        this.term.options.disableStdin = true;
+        return;
+      case 'error':
+        this.events.onNotice(frame.message);
+        return;
+    }
+  }
+
+  private showSnapshot(data: string, cols: number, rows: number): void {
+    this.acks.reset();
+    this.ptySize = { cols, rows };
+    // Through the write queue, not term.reset(): output queued before the snapshot must not be
+    // parsed on top of it. RIS clears screen, scrollback and modes; the resize lands between the two.
+    this.term.write('\x1bc');
+    this.resizeInStream(cols, rows);
+    this.term.write(data, () => {
+      if (this.disposed) return;
+      this.socket.markHealthy();
+      this.events.onLink('live');
+      if (this.mayType) this.scheduleFit(0);
+    });
+  }
+
+  /** Resize once everything written so far is parsed: that output was laid out at the old size. */
+  private resizeInStream(cols: number, rows: number): void {
+    this.term.write('', () => {
+      if (!this.disposed && (this.term.cols !== cols || this.term.rows !== rows)) this.term.resize(cols, rows);
+    });
+  }
+
+  private sendInput(data: string): void {
+    if (!this.mayType) return;
+    if (!this.send({ type: 'input', data })) this.events.onNotice('Not connected to this terminal: your keys were not sent.');
+  }
+
+  private send(frame: ViewerClientFrame): boolean {
+    return this.socket.send(frame);
+  }
+
+  private scheduleFit(delay: number = TerminalTiming.FitDebounceMs): void {
+    if (this.fitTimer) clearTimeout(this.fitTimer);
+    this.fitTimer = setTimeout(() => {
+      this.fitTimer = null;
+      this.fitToContainer();
+    }, delay);
+  }
+
+  private fitToContainer(): void {
+    if (this.disposed || !this.mayType || !this.ptySize || !this.socket.open) return;
+    const dims = this.fit.proposeDimensions();
+    if (!dims || !Number.isFinite(dims.cols) || !Number.isFinite(dims.rows)) return;
+    const cols = Math.max(2, Math.min(MaxCols, dims.cols));
+    const rows = Math.max(1, Math.min(MaxRows, dims.rows));
+    if (cols === this.ptySize.cols && rows === this.ptySize.rows) return;
+    // The server resizes the PTY and answers with a `size` frame, which resizes this view in order.
+    this.send({ type: 'resize', cols, rows });
+  }
+
+  private onKey(ev: KeyboardEvent): boolean {
+    const action = shortcutOf(ev);
+    if (action) {
+      // Every phase of the combination is ours, so neither xterm nor the browser acts on it.
+      ev.preventDefault();
+      if (ev.type === 'keydown') {
+        if (action === 'copy') void this.copySelection();
+        else if (action === 'paste') void this.pasteClipboard();
+        else this.events.onFindShortcut();
+      }
+      return false;
+    }
+    if (ev.type !== 'keydown') return true;
+    // Ctrl+C over a selection copies it, as in most terminals; with nothing selected it interrupts.
+    if (ev.ctrlKey && !ev.shiftKey && !ev.altKey && ev.key.toLowerCase() === 'c' && this.term.hasSelection()) {
+      ev.preventDefault();
+      void this.copySelection().then(() => this.term.clearSelection());
+      return false;
+    }
+    if (!this.mayType && wouldType(ev)) this.events.onReadOnlyKey();
+    return true;
+  }
+
+  private rendererChanged(kind: RendererKind): void {
+    this.inspect.renderer = kind;
+    this.events.onRenderer(kind);
+  }
+}
+
+function openLink(ev: MouseEvent, uri: string): void {
+  // Links open in a new window only on a deliberate click (xterm underlines on hover); noopener so the
+  // opened page gets no handle on this one.
+  if (ev.button !== 0) return;
+  window.open(uri, '_blank', 'noopener,noreferrer');
+}

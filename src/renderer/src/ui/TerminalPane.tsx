@@ -1,0 +1,56 @@
+import { useEffect, useRef } from 'react';
+import '@xterm/xterm/css/xterm.css';
+import type { FloorMode } from '../../../shared/types';
+import { TerminalController, type TerminalEvents } from '../terminal/terminal-controller';
+
+interface TerminalPaneProps {
+  sessionId: string;
+  floor: FloorMode;
+  ended: boolean;
+  events: TerminalEvents;
+  /** The controller while mounted, null after: for find, focus and copy from the surrounding UI. */
+  onController(c: TerminalController | null): void;
+}
+
+/**
+ * The DOM home of one TerminalController. It lives exactly as long as the tab is shown, so a hidden tab
+ * holds no socket and no GPU context.
+ */
+export function TerminalPane({ sessionId, floor, ended, events, onController }: TerminalPaneProps) {
+  const host = useRef<HTMLDivElement>(null);
+  const controller = useRef<TerminalController | null>(null);
+  // The controller outlives renders; it must always call the latest handlers.
+  const latest = useRef({ events, onController, floor, ended });
+  latest.current = { events, onController, floor, ended };
+
+  useEffect(() => {
+    const forward: TerminalEvents = {
+      onLink: (l) => latest.current.events.onLink(l),
+      onNotice: (m) => latest.current.events.onNotice(m),
+      onRenderer: (k) => latest.current.events.onRenderer(k),
+      onFindShortcut: () => latest.current.events.onFindShortcut(),
+      onReadOnlyKey: () => latest.current.events.onReadOnlyKey(),
+    };
+    const c = new TerminalController(sessionId, host.current!, { floor: latest.current.floor, ended: latest.current.ended }, forward);
+    controller.current = c;
+    latest.current.onController(c);
+    return () => {
+      controller.current = null;
+      latest.current.onController(null);
+      c.dispose();
+    };
+  }, [sessionId]);
+
+  useEffect(() => {
+    const c = controller.current;
+    if (!c) return;
+    c.setFloor(floor, ended);
+    if (!ended && floor !== 'watch') c.focus();
+  }, [floor, ended]);
+
+  return (
+    <div className="terminal-scroll">
+      <div className="terminal-host" data-testid="terminal" data-session-id={sessionId} ref={host} />
+    </div>
+  );
+}
