@@ -91,7 +91,8 @@ test('after a stall, a binary execd client resumes with a replay frame whose off
     c.ws.resume();
     const gapFrame = await c.next((f) => Boolean(f.binary && f.binary[0] === 0x03), 20000);
     const resumedAt = Number(gapFrame.binary!.readBigUInt64BE(1));
-    expect(resumedAt).toBeGreaterThan(1_000_000);
+    const kinds = c.frames.map((f) => (f.binary ? `b${f.binary[0]}:${f.binary.length}` : f.raw)).slice(0, 12);
+    expect(resumedAt, `log ${s.log.start}..${s.log.end}; first frames ${JSON.stringify(kinds)}`).toBeGreaterThan(1_000_000);
     c.ws.terminate();
   } finally {
     await small.close();

@@ -131,9 +131,9 @@ export async function waitFor(session: Session, seconds: number) {
 }
 
 /** Validates a directory the way AIO does: it must exist; the error says which and why. */
-export function checkedDir(dir: string): string {
+export function checkedDir(dir: string, field = 'cwd'): string {
   try {
-    return resolveDirectory(dir);
+    return resolveDirectory(dir, field);
   } catch (err) {
     if (err instanceof InvalidRequestError) throw new ApiError(400, err.message, 'INVALID_REQUEST');
     throw err;

@@ -52,7 +52,7 @@ export const aioV1Door: Door = {
       let cwd: string | undefined;
       if (body.exec_dir) {
         try {
-          cwd = resolveDirectory(body.exec_dir);
+          cwd = resolveDirectory(body.exec_dir, 'exec_dir');
         } catch (err) {
           if (!(err instanceof InvalidRequestError)) throw err;
           // AIO: strict refuses with a terminated result; otherwise the session keeps its directory.
@@ -111,7 +111,7 @@ export const aioV1Door: Door = {
 
     app.post('/v1/shell/sessions/create', async (req) => {
       const body = parse(CreateBody, bodyObject(req.body, 'aio'), 'aio');
-      const cwd = body.exec_dir ? checkedDir(body.exec_dir) : undefined;
+      const cwd = body.exec_dir ? checkedDir(body.exec_dir, 'exec_dir') : undefined;
       const { session: s, created } = await ctx.createSession(req.principal, {
         id: body.id ?? undefined,
         origin: 'aio-v1',

@@ -86,9 +86,9 @@ export const aioWsDoor: Door = {
         handle: async (up) => {
           const q = parseQuery(up.query);
           refuseFlagsWithoutSession(q);
-          // An anonymous shell lives and dies with its socket.
+          // An anonymous shell lives and dies with its socket (and never outlives a failed handshake).
           const { session } = await ctx.createSession(up.principal, { origin: 'aio-ws', retention: 'expiring' });
-          const ws = await serveTerminal(up, session, q, { announceId: false });
+          const ws = await serveTerminal(up, session, q, { announceId: false }).catch(() => null);
           if (ws) ws.once('close', () => void ctx.manager.close(session.id));
           else await ctx.manager.close(session.id);
         },
@@ -111,7 +111,12 @@ export const aioWsDoor: Door = {
           }
           refuseFlagsWithoutSession(q);
           const { session } = await ctx.createSession(up.principal, { origin: 'aio-v1' });
-          await serveTerminal(up, session, q, { announceId: true });
+          // The session it announces outlives the socket, but not a handshake that never completed.
+          const handshake = await serveTerminal(up, session, q, { announceId: true }).then(
+            () => 'done',
+            () => 'failed',
+          );
+          if (handshake === 'failed') await ctx.manager.close(session.id);
         },
       },
     ];

@@ -89,7 +89,9 @@ export function toApiError(err: unknown): ApiError {
       return new ApiError(415, 'Unsupported content type; send application/json', 'UNSUPPORTED_MEDIA_TYPE');
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_ASYNC_CONSTRAINT':
-      return new ApiError(400, 'Malformed URL', 'INVALID_REQUEST');
+      return new ApiError(400, 'Malformed URL: a path segment is not valid percent-encoding', 'INVALID_REQUEST');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError(414, 'A path parameter is longer than 256 characters (session ids are at most 128)', 'URI_TOO_LONG');
   }
   if (e?.statusCode && e.statusCode >= 400 && e.statusCode < 500) return new ApiError(e.statusCode, e.message ?? 'Bad request');
   return new ApiError(500, 'Internal error; the server logged the details', 'RUNTIME_ERROR');

@@ -52,7 +52,7 @@ function execdWorkDir(raw: string | null | undefined): string | undefined {
   let dir = raw.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (_m, a: string, b: string) => {
     const name = a ?? b;
     const v = process.env[name];
-    if (v === undefined) throw new ApiError(400, `error resolving PTY session work directory: variable ${name} is not defined`, 'INVALID_REQUEST_BODY');
+    if (v === undefined) throw new ApiError(400, `cwd: error resolving PTY session work directory: variable ${name} is not defined`, 'INVALID_REQUEST_BODY');
     return v;
   });
   if (dir === '~' || dir.startsWith('~/')) dir = homedir() + dir.slice(1);
@@ -60,7 +60,7 @@ function execdWorkDir(raw: string | null | undefined): string | undefined {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (err) {
-    throw new ApiError(400, `error creating PTY session work directory: ${(err as Error).message}`, 'INVALID_REQUEST_BODY');
+    throw new ApiError(400, `cwd: error creating PTY session work directory: ${(err as Error).message}`, 'INVALID_REQUEST_BODY');
   }
   return dir;
 }

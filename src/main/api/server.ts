@@ -110,6 +110,14 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     },
   };
 
+  /** Host, Origin, then the credential (none needed on public routes): the order every request meets. */
+  const guardRequest = (raw: IncomingMessage): Principal | null => {
+    checkHostAndOrigin(raw, guard);
+    const path = (raw.url ?? '/').split('?')[0];
+    if (PUBLIC.some((re) => re.test(path))) return null;
+    return authenticate(raw, tokens, { upgrade: false, execd: dialectOf(path) === 'execd' });
+  };
+
   let httpServer!: Server;
   const app = Fastify({
     logger: false,
@@ -118,8 +126,21 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     // Long synchronous execs are legitimate; slow headers are not (see headersTimeout below).
     requestTimeout: 0,
     serverFactory: (handler) => {
-      httpServer = createServer({ maxHeaderSize: 16 * 1024 }, handler);
+      // No Host at all is answered by our guard (403, with a message), not by Node's bare 400.
+      httpServer = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false }, handler);
       return httpServer;
+    },
+    // Errors the router raises before any hook runs (malformed percent-encoding, an over-long path
+    // parameter) still pass the Host and Origin guards and are answered in the door's dialect.
+    frameworkErrors: (err, req, reply) => {
+      let api: ApiError;
+      try {
+        guardRequest(req.raw);
+        api = toApiError(err);
+      } catch (guardErr) {
+        api = toApiError(guardErr);
+      }
+      (reply as FastifyReply).code(api.status).send(renderError(dialectOf(req.url), api));
     },
   });
 
@@ -137,10 +158,8 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
   });
 
   app.addHook('onRequest', async (req: FastifyRequest) => {
-    checkHostAndOrigin(req.raw, guard);
-    const path = req.url.split('?')[0];
-    if (PUBLIC.some((re) => re.test(path))) return;
-    req.principal = authenticate(req.raw, tokens, { upgrade: false, execd: dialectOf(path) === 'execd' });
+    const principal = guardRequest(req.raw);
+    if (principal) req.principal = principal;
   });
 
   app.addHook('onSend', async (_req, reply, payload) => {
@@ -166,6 +185,13 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
   await app.ready();
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.limits.wsFrameBytes, perMessageDeflate: false });
+  // A handshake the ws library refuses after our checks is answered in our shape too, and whoever
+  // waits on that accept learns it failed (so an anonymous session made for it is closed again).
+  const pendingAccepts = new WeakMap<Duplex, (err: Error) => void>();
+  wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => {
+    rejectUpgrade(socket, new ApiError(400, `WebSocket handshake refused: ${err.message}`, 'INVALID_REQUEST'), dialectOf(req.url ?? '/'));
+    pendingAccepts.get(socket)?.(err);
+  });
   const routes = opts.doors.flatMap((d) => d.wsRoutes?.(ctx) ?? []).map((r) => ({ ...r, match: compilePath(r.path) }));
   httpServer.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
@@ -175,9 +201,11 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     const refuse = (err: ApiError): void => rejectUpgrade(socket, err, dialect);
     try {
       checkHostAndOrigin(req, guard);
+      const principal = authenticate(req, tokens, { upgrade: true, execd: dialect === 'execd' });
+      const problem = handshakeProblem(req);
+      if (problem) return refuse(new ApiError(400, `WebSocket handshake refused: ${problem}`, 'INVALID_REQUEST'));
       const route = routes.find((r) => r.match(path));
       if (!route) return refuse(new ApiError(404, `No WebSocket route ${path}`, 'NOT_FOUND'));
-      const principal = authenticate(req, tokens, { upgrade: true, execd: route.execd === true });
       if (!sockets.canOpen(principal)) return refuse(new ApiError(429, `Too many open sockets for ${principal.name} (limit ${config.limits.socketsPerPrincipal}); close some first`, 'RATE_LIMITED'));
       let settled = false;
       const up: UpgradeRequest = {
@@ -186,9 +214,19 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
         params: route.match(path)!,
         query: url.searchParams,
         accept: () =>
-          new Promise<WebSocket>((resolve) => {
+          new Promise<WebSocket>((resolve, reject) => {
             settled = true;
+            const failed = (err: Error): void => {
+              pendingAccepts.delete(socket);
+              reject(err);
+            };
+            pendingAccepts.set(socket, failed);
+            socket.once('close', () => failed(new Error('the client went away during the handshake')));
             wss.handleUpgrade(req, socket, head, (ws) => {
+              pendingAccepts.delete(socket);
+              // A protocol violation (bad UTF-8, an oversized or malformed frame) makes ws close the
+              // socket with the right code and then emit 'error': that must not reach the process.
+              ws.on('error', () => undefined);
               sockets.add(principal, ws);
               resolve(ws);
             });
@@ -284,10 +322,21 @@ function compilePath(pattern: string): (path: string) => Record<string, string> 
   };
 }
 
+/** What the ws library would refuse in a handshake, checked before any route (or session) is touched. */
+function handshakeProblem(req: IncomingMessage): string | null {
+  if (req.method !== 'GET') return `upgrades must use GET, not ${req.method}`;
+  if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return 'the Upgrade header must be "websocket"';
+  const key = req.headers['sec-websocket-key'];
+  if (typeof key !== 'string' || !/^[+/0-9A-Za-z]{22}==$/.test(key)) return 'missing or invalid Sec-WebSocket-Key header';
+  const version = req.headers['sec-websocket-version'];
+  if (version !== '13' && version !== '8') return 'missing or invalid Sec-WebSocket-Version header (13 is supported)';
+  return null;
+}
+
 function rejectUpgrade(socket: Duplex, err: ApiError, dialect: Dialect): void {
   if (socket.destroyed) return;
   const body = JSON.stringify(renderError(dialect, err));
-  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 429: 'Too Many Requests' }[err.status] ?? 'Error';
+  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 429: 'Too Many Requests', 503: 'Service Unavailable' }[err.status] ?? 'Error';
   socket.end(
     `HTTP/1.1 ${err.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );

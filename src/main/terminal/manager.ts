@@ -392,16 +392,17 @@ function rank(s: Session): number {
   return s.spec.retention === 'expiring' ? 1 : 2;
 }
 
-export function resolveDirectory(dir: string): string {
+/** `dir` as an existing absolute directory (real path); the error names `field` as the request called it. */
+export function resolveDirectory(dir: string, field = 'cwd'): string {
   const expanded = dir === '~' ? homedir() : dir.startsWith('~/') ? join(homedir(), dir.slice(2)) : dir;
-  if (expanded.includes('\0')) throw new InvalidRequestError('cwd must not contain NUL bytes');
-  if (!isAbsolute(expanded)) throw new InvalidRequestError(`cwd must be an absolute path (got ${JSON.stringify(dir)})`);
+  if (expanded.includes('\0')) throw new InvalidRequestError(`${field} must not contain NUL bytes`);
+  if (!isAbsolute(expanded)) throw new InvalidRequestError(`${field} must be an absolute path (got ${JSON.stringify(dir)})`);
   let st;
   try {
     st = statSync(expanded);
   } catch {
-    throw new InvalidRequestError(`cwd ${JSON.stringify(dir)} does not exist`);
+    throw new InvalidRequestError(`${field} ${JSON.stringify(dir)} does not exist`);
   }
-  if (!st.isDirectory()) throw new InvalidRequestError(`cwd ${JSON.stringify(dir)} is not a directory`);
+  if (!st.isDirectory()) throw new InvalidRequestError(`${field} ${JSON.stringify(dir)} is not a directory`);
   return realpathSync(expanded);
 }
