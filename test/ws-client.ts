@@ -81,6 +81,11 @@ export class WsClient {
     }
   }
 
+  /** Later calls to next() look only at frames that arrive from now on. */
+  skipReceived(): void {
+    this.readIndex = this.frames.length;
+  }
+
   nextJson(type: string, timeoutMs?: number): Promise<any> {
     return this.next((f) => f.text && typeof f.text === 'object' && f.text.type === type, timeoutMs).then((f) => f.text);
   }

@@ -294,6 +294,12 @@ async function openPlanned(plan: SocketPlan): Promise<Sock | null> {
     } else if (r.failure.status !== 409 && r.failure.status !== 429) {
       tally.violate('reopen-failed', plan.name, `could not reopen: ${JSON.stringify(r.failure).slice(0, 300)}`);
       return null;
+    } else if (r.failure.status === 429) {
+      // The creation rate limit said how long to wait ("retry in Ns"): a lane that makes a session per
+      // socket may well drain its budget; waiting as told is what a client should do.
+      const secs = Number(/retry in (\d+)s/.exec(JSON.stringify(r.failure))?.[1] ?? 2);
+      await sleep(secs * 1000 + 100);
+      continue;
     }
     await sleep(100);
   }

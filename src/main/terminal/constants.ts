@@ -13,6 +13,8 @@ export const OutputLogConstants = {
 export const StreamConstants = {
   /** Coalesce PTY chunks that arrive within this window into one frame per client (VS Code uses 5 ms, Hyper 16 ms). */
   BatchMs: 4,
+  /** Output this small since the last flush (a keystroke's echo) goes out at once, whatever the window. */
+  ImmediateBytes: 256,
   /** Largest payload of one live frame; execd's own pump reads 32 KiB, larger frames only add latency for other sessions. */
   MaxFrameBytes: 64 * 1024,
   /** A socket with this many bytes handed to the kernel but not yet flushed is not sent more until it drains below the low mark. */
@@ -26,7 +28,13 @@ export const ScreenConstants = {
   /** Parse the log into the mirror once output has been quiet this long, so a later snapshot is cheap. */
   IdleCatchUpMs: 150,
   /** Bytes handed to the headless parser per step, so one big catch-up never blocks the event loop for long. */
-  CatchUpChunkBytes: 1024 * 1024,
+  CatchUpChunkBytes: 256 * 1024,
+  /**
+   * Further behind than this (or behind what the log still holds), the mirror is rebuilt from the log's
+   * last RebuildTailBytes instead of parsing everything: the scrollback keeps only the last lines anyway.
+   */
+  RebuildAboveBytes: 4 * 1024 * 1024,
+  RebuildTailBytes: 1024 * 1024,
 } as const;
 
 export const CommandConstants = {

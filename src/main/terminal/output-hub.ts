@@ -25,6 +25,7 @@ export class OutputHub {
   private readonly readers = new Set<OutputReader>();
   private scheduled = false;
   private lastFlushAt = 0;
+  private pendingBytes = 0;
 
   constructor(private readonly afterFlush: () => void = () => undefined) {}
 
@@ -40,17 +41,23 @@ export class OutputHub {
     this.readers.delete(reader);
   }
 
-  /** New bytes are in the log. */
-  notify(): void {
+  /** `bytes` new bytes are in the log. */
+  notify(bytes: number): void {
+    this.pendingBytes += bytes;
     if (this.scheduled) return;
     this.scheduled = true;
     const wait = StreamConstants.BatchMs - (Date.now() - this.lastFlushAt);
-    if (wait <= 0) setImmediate(() => this.flush());
+    // A keystroke's echo goes at once; a burst waits out the window to leave as fewer, larger frames,
+    // unless it already fills several frames (waiting would only let a small log drop unsent bytes).
+    const small = this.pendingBytes <= StreamConstants.ImmediateBytes;
+    const full = this.pendingBytes >= 4 * StreamConstants.MaxFrameBytes;
+    if (wait <= 0 || small || full) setImmediate(() => this.flush());
     else setTimeout(() => this.flush(), wait);
   }
 
   flush(): void {
     this.scheduled = false;
+    this.pendingBytes = 0;
     this.lastFlushAt = Date.now();
     for (const r of this.readers) {
       try {
@@ -85,6 +92,8 @@ export class LogCursor implements OutputReader {
   offset: number;
   private inflight = 0;
   private stopped = false;
+  /** The last pump stopped at the watermark: a drain (not only the next batch) should resume it. */
+  private blocked = false;
   private readonly maxFrame: number;
 
   constructor(private readonly opts: LogCursorOptions) {
@@ -103,7 +112,13 @@ export class LogCursor implements OutputReader {
 
   pump(): void {
     const { log } = this.opts;
-    while (!this.stopped && this.inflight < StreamConstants.SocketHighWatermarkBytes && (this.opts.mayTakeMore?.() ?? true)) {
+    this.blocked = false;
+    for (;;) {
+      if (this.stopped) return;
+      if (this.inflight >= StreamConstants.SocketHighWatermarkBytes || !(this.opts.mayTakeMore?.() ?? true)) {
+        this.blocked = this.offset < log.end;
+        return;
+      }
       if (this.offset < log.start) {
         const resumeAt = log.start;
         const lostFrom = this.offset;
@@ -145,7 +160,12 @@ export class LogCursor implements OutputReader {
         if (done) return;
         done = true;
         this.inflight -= n;
-        if (this.inflight < StreamConstants.SocketLowWatermarkBytes) setImmediate(() => this.pump());
+        // Only a cursor held back by the watermark resumes on a drain; otherwise the hub's next batch
+        // carries new output, so small PTY reads still leave as few large frames.
+        if (this.blocked && this.inflight < StreamConstants.SocketLowWatermarkBytes) {
+          this.blocked = false;
+          setImmediate(() => this.pump());
+        }
       });
     }
   }

@@ -86,8 +86,15 @@ function terminalOf(shellPid: number): string | null {
   }
 }
 
+/**
+ * Who to look at in the foreground group. Its leader (pid = pgid) is the program a person started: the
+ * REPL, the `read`, the first program of a pipeline, the one that reads the terminal. Reading only it
+ * keeps a probe to a few small files; a machine can run thousands of processes, and a scan of all of
+ * /proc costs tens of milliseconds. Only when the leader is gone are the other members looked for.
+ */
 function groupMembers(pgid: number, session: number): number[] {
-  // The group leader's pid is the pgid; other members are found by scanning (groups are small).
+  const leader = readStat(pgid);
+  if (leader && leader.pgrp === pgid && leader.session === session && leader.state !== 'Z') return [pgid];
   const out: number[] = [];
   let pids: string[];
   try {

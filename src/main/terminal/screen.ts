@@ -94,8 +94,9 @@ export class ScreenMirror {
     void this.catchUp();
   }
 
-  noteResize(cols: number, rows: number): void {
-    this.pendingResizes.push({ offset: this.log.end, cols, rows });
+  /** The terminal took this size at this log offset (by default: now). */
+  noteResize(cols: number, rows: number, offset: number = this.log.end): void {
+    this.pendingResizes.push({ offset, cols, rows });
   }
 
   /** Parses everything the log holds up to now. Calls are serialized; each resolves once its bytes are in. */
@@ -103,10 +104,11 @@ export class ScreenMirror {
     const run = async (): Promise<void> => {
       if (this.disposed) return;
       const target = this.log.end;
-      if (this.parsed < this.log.start) {
-        // Bytes we never parsed are gone: start over from what the log still has, answering nothing old.
+      if (this.parsed < this.log.start || target - this.parsed > ScreenConstants.RebuildAboveBytes) {
+        // Bytes we never parsed are gone, or too many to be worth it: start over from the log's last
+        // RebuildTailBytes, at a line start, answering no old query.
         this.term.reset();
-        this.parsed = this.log.start;
+        this.parsed = this.rebuildStart(target);
         this.lastRebuilt = true;
         while (this.pendingResizes.length && this.pendingResizes[0].offset <= this.parsed) {
           const r = this.pendingResizes.shift()!;
@@ -138,6 +140,13 @@ export class ScreenMirror {
     };
     this.chain = this.chain.then(run, run);
     return this.chain;
+  }
+
+  private rebuildStart(target: number): number {
+    const from = Math.max(this.log.start, target - ScreenConstants.RebuildTailBytes);
+    if (from === this.log.start) return from;
+    const nl = this.log.indexOf(Buffer.from('\n'), from, Math.min(target, from + 64 * 1024));
+    return nl < 0 ? from : nl + 1;
   }
 
   async snapshot(scrollback: number = ScreenConstants.DefaultScrollbackLines): Promise<ScreenSnapshot> {

@@ -9,7 +9,7 @@ import type { Session } from './session';
  * (`stdin_read`), goes quiet (`inferred_idle`), runs out of time (`timeout`), or the shell exits
  * (`session_exit`); with the screen delta a person would see (`viewport`).
  *
- * Tiers, checked every PollMs:
+ * Tiers, checked every FastPollMs at first, then every PollMs:
  *   1. session_exit: the shell itself ended (after its last output was delivered).
  *   2. stdin_read (kernel): a thread of the foreground group blocked on the terminal, in a wait that
  *      began after our write (readiness.ts).
@@ -17,11 +17,16 @@ import type { Session } from './session';
  *      what remains where /proc cannot tell (macOS).
  *   4. inferred_idle: output came, then nothing for IdleMs (plus PromptGraceMs if a prompt was seen).
  *   5. timeout.
- * Each of 2-4 also needs PollMs of quiet, and 2-3 must hold on two polls in a row, so the bytes that
- * led to the wait are on the screen.
+ * Each of 2-3 also needs QuietMs of quiet and must hold on two polls in a row, so the bytes that led to
+ * the wait are on the screen.
  */
 export const SendConstants = {
+  /** Polls come fast at first (most programs answer within a few tens of ms), then settle to PollMs. */
+  FastPollMs: 10,
+  FastPollForMs: 500,
   PollMs: 50,
+  /** Quiet needed before a wait counts (with the second look one poll later, see runSend). */
+  QuietMs: 20,
   /** default: quiet period after which a program that is not reading is reported idle. */
   IdleMs: 3000,
   PromptGraceMs: 500,
@@ -94,12 +99,13 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
     // I/O that is already pending), and the second look happens after that I/O.
     let waitSeenAtLogEnd: number | null = null;
     while (!reason) {
-      await new Promise((r) => setTimeout(r, SendConstants.PollMs));
+      const elapsed = Date.now() - started;
+      await new Promise((r) => setTimeout(r, elapsed < SendConstants.FastPollForMs ? SendConstants.FastPollMs : SendConstants.PollMs));
       const now = Date.now();
       const quietFor = now - Math.max(session.lastOutputAt, started);
       const outputSinceWrite = session.log.end > writeOffset;
       const waiting =
-        quietFor >= SendConstants.PollMs &&
+        quietFor >= SendConstants.QuietMs &&
         ((kernel && freshTerminalWait(baseline, probeForeground(pid!))) || (promptSeen && shellHoldsForeground(session, kernel)));
       if (session.exit || session.closed) reason = 'session_exit';
       else if (waiting && waitSeenAtLogEnd === session.log.end) reason = 'stdin_read';

@@ -100,6 +100,10 @@ export class Session {
   private scriptDir: string | null = null;
   private closing: Promise<TeardownReport> | null = null;
   private sending = false;
+  /** The terminal's sizes by log offset, so a mirror made late applies each resize where it happened. */
+  private readonly sizeHistory: { offset: number; cols: number; rows: number }[] = [];
+  /** Clock ticks at the shell's start (for teardown: nothing older carries this session's tag). */
+  private shellStartTime: number | undefined;
   /** The exit status the shell announced in its EXIT trap, if it did. */
   private reportedExitCode: number | null = null;
   private readonly envTag: string;
@@ -184,9 +188,26 @@ export class Session {
     return this.commands.state;
   }
 
+  /**
+   * The headless screen, made on first use (a snapshot, a viewport, a terminal query): an idle session
+   * that nobody looks at costs no emulator. Made late, it still applies each resize at its offset.
+   */
   get screen(): ScreenMirror {
-    if (!this.screenMirror) this.screenMirror = new ScreenMirror(this.log, this.cols, this.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, null);
+    if (!this.screenMirror) {
+      const first = this.sizeAt(this.log.start);
+      // The headless screen answers terminal queries, unless tmux (which answers them itself) or no PTY.
+      const answer = this.proc && this.proc.isTty && !(this.proc instanceof TmuxProcess) ? (reply: string) => this.proc?.write(reply) : null;
+      const mirror = new ScreenMirror(this.log, first.cols, first.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer);
+      for (const r of this.sizeHistory) if (r.offset > this.log.start) mirror.noteResize(r.cols, r.rows, r.offset);
+      this.screenMirror = mirror;
+    }
     return this.screenMirror;
+  }
+
+  private sizeAt(offset: number): { cols: number; rows: number } {
+    let size = { cols: this.spec.cols, rows: this.spec.rows };
+    for (const r of this.sizeHistory) if (r.offset <= offset) size = r;
+    return size;
   }
 
   /** Starts the shell. Sessions from execd's POST /pty wait for their first socket to choose the mode. */
@@ -213,12 +234,13 @@ export class Session {
       this.scanner = new MarkerScanner(
         this.launch.nonce,
         (m) => this.onMarker(m),
-        () => this.screenMirror?.noteQuery(),
+        // A program asked the terminal something and waits: the screen (made now if need be) answers.
+        () => this.screen.noteQuery(),
       );
     }
     const backend = mode === 'pipe' ? this.backends.pipe : this.ptyBackend();
     const proc = backend.spawn({ sessionId: this.id, file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows });
-    this.attachProcess(proc, mode);
+    this.attachProcess(proc);
   }
 
   /**
@@ -237,18 +259,15 @@ export class Session {
       );
     }
     this.log.startAt(proc.initialOffset);
-    this.attachProcess(proc, 'pty');
+    this.attachProcess(proc);
   }
 
-  private attachProcess(proc: TerminalProcess, mode: 'pty' | 'pipe'): void {
+  private attachProcess(proc: TerminalProcess): void {
     this.proc = proc;
-    if (mode === 'pty') {
-      // The headless screen answers terminal queries (unless tmux, which answers them itself), so a
-      // program asking for the cursor never hangs.
-      this.screenMirror?.dispose();
-      const answer = proc instanceof TmuxProcess ? null : (reply: string) => this.proc?.write(reply);
-      this.screenMirror = new ScreenMirror(this.log, this.cols, this.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer);
-    }
+    this.shellStartTime = readStat(proc.pid)?.startTime;
+    // A mirror made before the process existed could not answer queries; the next use makes a new one.
+    this.screenMirror?.dispose();
+    this.screenMirror = null;
     proc.onData((data, channel) => this.onOutput(data, channel));
     proc.onExit((e) => this.onExit(e));
     if (proc instanceof TmuxProcess) proc.begin();
@@ -314,6 +333,10 @@ export class Session {
     if (c === this.cols && r === this.rows) return;
     this.cols = c;
     this.rows = r;
+    this.sizeHistory.push({ offset: this.log.end, cols: c, rows: r });
+    // Only the size in effect at the log's start and the ones after it matter to a mirror made later.
+    while (this.sizeHistory.length > 1 && this.sizeHistory[1].offset <= this.log.start) this.sizeHistory.shift();
+    if (this.sizeHistory.length > 256) this.sizeHistory.splice(0, this.sizeHistory.length - 256);
     this.screenMirror?.noteResize(c, r);
     this.proc?.resize(c, r);
     this.changed();
@@ -410,10 +433,13 @@ export class Session {
       let report: TeardownReport = { signalled: 0, survivors: [] };
       if (this.proc && !this.exit) {
         const proc = this.proc;
-        report = await teardownTree({ shellPid: proc.pid, envTag: this.envTag }, { graceMs: this.spec.teardownGraceMs, killShell: () => proc.kill('SIGHUP') });
+        report = await teardownTree(
+          { shellPid: proc.pid, envTag: this.envTag, notBefore: this.shellStartTime },
+          { graceMs: this.spec.teardownGraceMs, killShell: () => proc.kill('SIGHUP') },
+        );
       } else if (this.proc) {
         // The shell is gone, but what it started may not be.
-        report = await teardownTree({ shellPid: -1, envTag: this.envTag }, { graceMs: this.spec.teardownGraceMs });
+        report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime }, { graceMs: this.spec.teardownGraceMs });
       }
       if (this.isTmux) this.backends.tmux?.destroy(this.id);
       this.dispose();
@@ -428,7 +454,7 @@ export class Session {
   killNow(): void {
     // tmux sessions are meant to outlive ptydeck.
     if (!this.proc || this.isTmux) return;
-    killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag });
+    killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag, notBefore: this.shellStartTime });
     this.proc.kill('SIGKILL');
     this.dispose();
   }
@@ -438,7 +464,7 @@ export class Session {
     this.log.append(data, channel);
     this.scanner?.feed(data, offset);
     this.lastOutput = Date.now();
-    this.hub.notify();
+    this.hub.notify(data.length);
   }
 
   private onMarker(m: Marker): void {

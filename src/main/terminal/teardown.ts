@@ -1,5 +1,5 @@
 import { TeardownConstants } from './constants';
-import { allStats, commandLine, environHas, hasProcfs, isAlive, signalExact, type ProcStat } from './processes';
+import { allPids, allStats, commandLine, environHas, hasProcfs, isAlive, readStat, signalExact, type ProcStat } from './processes';
 
 /**
  * Ending a session's whole process tree, and proving it ended.
@@ -15,6 +15,8 @@ export interface TreeRoot {
   shellPid: number;
   /** `NAME=value` placed in the shell's environment at spawn. */
   envTag: string;
+  /** The shell's start time (clock ticks): nothing older can carry its environment tag. */
+  notBefore?: number;
 }
 
 export interface Member {
@@ -29,9 +31,31 @@ export interface TeardownReport {
   survivors: { pid: number; command: string }[];
 }
 
+/** Every process, read in slices that yield to the event loop (a machine may run thousands). */
+async function allStatsYielding(): Promise<ProcStat[]> {
+  const pids = allPids();
+  const out: ProcStat[] = [];
+  for (let i = 0; i < pids.length; i += ScanSliceSize) {
+    for (const pid of pids.slice(i, i + ScanSliceSize)) {
+      const s = readStat(pid);
+      if (s) out.push(s);
+    }
+    if (i + ScanSliceSize < pids.length) await new Promise((r) => setImmediate(r));
+  }
+  return out;
+}
+
+const ScanSliceSize = 256;
+
 export function snapshotMembers(root: TreeRoot, known: Member[] = []): Member[] {
-  if (!hasProcfs) return [];
-  const stats = allStats();
+  return hasProcfs ? membersOf(root, allStats(), known) : [];
+}
+
+export async function snapshotMembersAsync(root: TreeRoot, known: Member[] = []): Promise<Member[]> {
+  return hasProcfs ? membersOf(root, await allStatsYielding(), known) : [];
+}
+
+function membersOf(root: TreeRoot, stats: ProcStat[], known: Member[]): Member[] {
   const byPid = new Map(stats.map((s) => [s.pid, s]));
   const children = new Map<number, ProcStat[]>();
   for (const s of stats) {
@@ -59,9 +83,12 @@ export function snapshotMembers(root: TreeRoot, known: Member[] = []): Member[] 
     for (const c of children.get(s.pid) ?? []) if (!members.has(c.pid)) stack.push(c);
   }
   const tag = Buffer.from(root.envTag);
+  const notBefore = root.notBefore ?? shell?.startTime ?? 0;
   for (const s of stats) {
     if (members.has(s.pid) || s.pid === process.pid) continue;
-    if ((shell && s.session === shell.session && shell.session === shell.pid) || environHas(s.pid, tag)) {
+    const inSession = shell !== undefined && s.session === shell.session && shell.session === shell.pid;
+    // Only a process started after the shell can carry its tag: the environment of older ones is not read.
+    if (inSession || (s.startTime >= notBefore && environHas(s.pid, tag))) {
       add(s);
       for (const c of children.get(s.pid) ?? []) stack.push(c);
     }
@@ -89,7 +116,7 @@ export async function teardownTree(root: TreeRoot, opts: TeardownOptions = {}): 
     opts.killShell?.();
     return { signalled: 1, survivors: [] };
   }
-  let members = snapshotMembers(root);
+  let members = await snapshotMembersAsync(root);
   const signalled = new Set<string>();
   const key = (m: Member): string => `${m.pid}:${m.startTime}`;
   for (const m of members) {
@@ -101,14 +128,14 @@ export async function teardownTree(root: TreeRoot, opts: TeardownOptions = {}): 
   opts.killShell?.();
 
   await waitUntil(() => members.every((m) => !isAlive(m)), graceMs, pollMs);
-  members = snapshotMembers(root, members).concat(members.filter((m) => isAlive(m)));
+  members = (await snapshotMembersAsync(root, members)).concat(members.filter((m) => isAlive(m)));
   for (const m of members) {
     if (!isAlive(m)) continue;
     if (signalExact(m, 'SIGKILL')) signalled.add(key(m));
   }
   await waitUntil(() => members.every((m) => !isAlive(m)), 1000, pollMs);
   // One last sweep: something may have forked between the rescan and the KILL.
-  const late = snapshotMembers(root, members.filter((m) => isAlive(m)));
+  const late = await snapshotMembersAsync(root, members.filter((m) => isAlive(m)));
   for (const m of late) if (signalExact(m, 'SIGKILL')) signalled.add(key(m));
   if (late.length) await waitUntil(() => late.every((m) => !isAlive(m)), 1000, pollMs);
   const survivors = [...members, ...late]

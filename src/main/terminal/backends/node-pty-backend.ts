@@ -1,3 +1,4 @@
+import { closeSync, constants as fsConstants, openSync } from 'node:fs';
 import * as pty from 'node-pty';
 import type { Backend, ProcessExit, SpawnSpec, TerminalProcess } from './backend';
 
@@ -19,11 +20,65 @@ export class NodePtyBackend implements Backend {
   }
 }
 
+/** After the child exits, how long the PTY must stay silent before it is let go, and the cap. */
+const DrainQuietMs = 50;
+const DrainMaxMs = 5000;
+
 class NodePtyProcess implements TerminalProcess {
   readonly isTty = true;
   private exited = false;
+  private lastDataAt = Date.now();
+  private slaveFd: number | null = null;
 
-  constructor(private readonly proc: pty.IPty) {}
+  constructor(private readonly proc: pty.IPty) {
+    this.keepReadingAfterExit();
+  }
+
+  /**
+   * A program that prints and exits at once must not lose the end of its output. Two things lose it:
+   * on Linux, once the last descriptor of the terminal's slave side closes, reading the master may fail
+   * (EIO) while bytes are still queued; and node-pty, 200 ms after the child's exit, destroys its socket
+   * whatever is left (DESTROY_SOCKET_TIMEOUT_MS in its unixTerminal.js). So this process holds a slave
+   * descriptor of its own (O_NOCTTY: it never becomes our controlling terminal), and node-pty's destroy
+   * is deferred until the master has been silent for DrainQuietMs; then the descriptor is let go.
+   */
+  private keepReadingAfterExit(): void {
+    const internals = this.proc as unknown as { _socket?: { destroy(err?: Error): unknown; destroyed?: boolean }; _pty?: string };
+    const socket = internals._socket;
+    if (!socket || typeof socket.destroy !== 'function') return;
+    if (process.platform === 'linux' && typeof internals._pty === 'string') {
+      try {
+        this.slaveFd = openSync(internals._pty, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
+      } catch {
+        this.slaveFd = null;
+      }
+    }
+    const destroy = socket.destroy.bind(socket);
+    let since = 0;
+    socket.destroy = (err?: Error) => {
+      if (socket.destroyed) return destroy(err);
+      since ||= Date.now();
+      const check = (): void => {
+        if (socket.destroyed) return;
+        if (Date.now() - this.lastDataAt >= DrainQuietMs || Date.now() - since >= DrainMaxMs) {
+          this.releaseSlave();
+          destroy(err);
+        } else setTimeout(check, DrainQuietMs);
+      };
+      check();
+      return socket;
+    };
+  }
+
+  private releaseSlave(): void {
+    if (this.slaveFd === null) return;
+    try {
+      closeSync(this.slaveFd);
+    } catch {
+      // already closed
+    }
+    this.slaveFd = null;
+  }
 
   get pid(): number {
     return this.proc.pid;
@@ -54,12 +109,16 @@ class NodePtyProcess implements TerminalProcess {
 
   onData(listener: (data: Buffer, channel: number) => void): void {
     // With `encoding: null` node-pty hands out Buffers, whatever its typings say.
-    this.proc.onData((d: string | Buffer) => listener(typeof d === 'string' ? Buffer.from(d, 'utf8') : d, 1));
+    this.proc.onData((d: string | Buffer) => {
+      this.lastDataAt = Date.now();
+      listener(typeof d === 'string' ? Buffer.from(d, 'utf8') : d, 1);
+    });
   }
 
   onExit(listener: (exit: ProcessExit) => void): void {
     this.proc.onExit(({ exitCode, signal }) => {
       this.exited = true;
+      this.releaseSlave();
       listener({ exitCode: signal ? null : exitCode, signal: signal || null });
     });
   }

@@ -1,0 +1,177 @@
+import { pairedRounds, type BenchCase, type CaseContext, type CaseOutcome } from '../lib/case';
+import { spawnDirect } from '../lib/direct-pty';
+import { attachDoor, DoorLabels, type DoorName } from '../lib/doors';
+import { writePayload, type Payload } from '../lib/payload';
+import { cpuMs, waitForQuiet } from '../lib/proc';
+import { closeSession, createExecdSession, createSession, typeInto, waitForPrompt } from '../lib/sessions';
+import { startServer, type BenchServer } from '../lib/server';
+import { median, MiB, pairedRatio } from '../lib/stats';
+import { describeFailure, finishWithin, StreamCheck, type CheckResult } from '../lib/stream-check';
+import { fmtKiB, fmtMiBs, fmtMs, fmtRatio, type Row } from '../lib/table';
+
+/**
+ * Case 1, output throughput: `cat` of a prepared file (256 MiB of mixed text) through the PTY, the
+ * server and one client, for each output door; against the same `cat` read by node-pty in this process.
+ * Every byte is checked (length and CRC) at the client.
+ */
+export interface ThroughputOptions {
+  backend: 'native' | 'tmux';
+  label: string;
+  doors: DoorName[];
+  sizeMiB: number;
+  quickSizeMiB: number;
+  rounds: number;
+}
+
+interface Run {
+  result: CheckResult;
+  /** Server CPU from typing the command to the end of the stream. */
+  serverCpuMs?: number;
+  /** Server CPU in the seconds after the stream, until it went quiet (work the stream left behind). */
+  afterCpuMs?: number;
+  /** CPU of the server's tmux server while streaming (tmux backend only). */
+  tmuxCpuMs?: number;
+}
+
+export function makeThroughputCase(opts: ThroughputOptions): BenchCase {
+  return {
+    id: opts.backend === 'native' ? 'throughput' : `throughput-${opts.backend}`,
+    title: `Output throughput (${opts.label})`,
+    run: (ctx) => runThroughput(ctx, opts),
+  };
+}
+
+export const throughputCase = makeThroughputCase({
+  backend: 'native',
+  label: 'node-pty backend',
+  doors: ['aio-binary', 'aio-json', 'execd', 'viewer'],
+  sizeMiB: 256,
+  quickSizeMiB: 4,
+  // Two rounds (ABBA): each 256 MiB run takes 10-30 s on a shared 2-core machine.
+  rounds: 2,
+});
+
+export async function runThroughput(ctx: CaseContext, opts: ThroughputOptions): Promise<CaseOutcome> {
+  const size = (ctx.quick ? opts.quickSizeMiB : opts.sizeMiB) * MiB;
+  const rounds = ctx.quick ? 1 : opts.rounds;
+  const caseName = `1. Output throughput${opts.backend === 'native' ? '' : ` (${opts.label})`}`;
+  ctx.log(`preparing a ${size / MiB} MiB payload`);
+  const payload = writePayload(ctx.workDir, size);
+  // A stream that stalls is a failure, not a long wait: allow 2 MiB/s at the very least.
+  const timeoutMs = 30_000 + (payload.expectedBytes / (2 * MiB)) * 1000;
+  const srv = await startServer({ AIO_SHELL_BACKEND: opts.backend });
+  const rows: Row[] = [];
+  const notes: string[] = [];
+  try {
+    if (!ctx.quick) {
+      // Warm-up, untimed: the first stream through a fresh server runs cold code (JIT, first-use allocations).
+      const warm = writePayload(ctx.workDir, 4 * MiB, 2);
+      for (const door of opts.doors) await serverRun(srv, door, warm, timeoutMs);
+      await baselineRun(warm, timeoutMs);
+    }
+    for (const door of opts.doors) {
+      const runs = await pairedRounds(
+        rounds,
+        async () => {
+          const r = await baselineRun(payload, timeoutMs);
+          ctx.log(`  node-pty direct: ${r.result.ok ? `${r.result.mibPerSec.toFixed(0)} MiB/s` : describeFailure(r.result)}`);
+          return r;
+        },
+        async () => {
+          const r = await serverRun(srv, door, payload, timeoutMs);
+          ctx.log(
+            `  ${DoorLabels[door]}: ${r.result.ok ? `${r.result.mibPerSec.toFixed(0)} MiB/s` : describeFailure(r.result)}` +
+              ` (server CPU ${Math.round(r.serverCpuMs ?? 0)} ms during, ${Math.round(r.afterCpuMs ?? 0)} ms after)`,
+          );
+          return r;
+        },
+      );
+      rows.push(...rowsFor(caseName, door, runs, size, notes));
+    }
+  } finally {
+    await srv.stop();
+  }
+  return { rows, notes };
+}
+
+function rowsFor(caseName: string, door: DoorName, runs: { baseline: Run[]; ours: Run[] }, size: number, notes: string[]): Row[] {
+  const rate = (rs: Run[]): number[] => rs.map((r) => (r.result.ok ? r.result.mibPerSec : Number.NaN));
+  const failed = runs.ours.filter((r) => !r.result.ok);
+  const baseFailed = runs.baseline.filter((r) => !r.result.ok);
+  for (const r of failed) notes.push(`${caseName}, ${DoorLabels[door]}: ${describeFailure(r.result)}.`);
+  for (const r of baseFailed) notes.push(`${caseName}, baseline (beside ${DoorLabels[door]}): ${describeFailure(r.result)}.`);
+  let ours: string;
+  let ratio: string;
+  let figure = `${size / MiB} MiB \`cat\` → ${DoorLabels[door]} (MiB/s)`;
+  // The viewer door is screen-true, not byte-exact: a viewer more than 2 MiB behind is sent a fresh
+  // snapshot instead of the backlog (by design: no person reads 50 MiB/s). Its figure is the rate it
+  // followed the stream at, with the resyncs it took; anything else it lost is still a failure.
+  const onlyResyncs = (r: Run): boolean => !r.result.ok && r.result.lossSignals.length > 0 && r.result.lossSignals.every((l) => l.startsWith('resync'));
+  const baseline = baseFailed.length ? `FAILED (${describeFailure(baseFailed[0].result)})` : fmtMiBs(median(rate(runs.baseline)));
+  if (door === 'viewer' && failed.length && failed.every(onlyResyncs) && !baseFailed.length) {
+    const followed = runs.ours.map((r) => r.result.mibPerSec);
+    const resyncs = median(runs.ours.map((r) => r.result.lossSignals.length));
+    figure = `${size / MiB} MiB \`cat\` → ${DoorLabels[door]} (MiB/s followed; a viewer 2 MiB behind is resynced by design)`;
+    ours = `${fmtMiBs(median(followed))} (${resyncs} resyncs)`;
+    ratio = fmtRatio(pairedRatio(followed, rate(runs.baseline)));
+  } else if (failed.length) {
+    const f = failed[0].result;
+    const delivered = f.expectedBytes ? Math.round((100 * f.bytes) / f.expectedBytes) : 0;
+    const resyncs = f.lossSignals.length ? `, ${f.lossSignals.length} loss report(s) from the door` : '';
+    ours = `FAILED: lost bytes (${failed.length}/${runs.ours.length} runs; ${delivered}% delivered${resyncs}; ${fmtMiBs(f.mibPerSec)})`;
+    ratio = 'n/a';
+  } else {
+    ours = fmtMiBs(median(rate(runs.ours)));
+    ratio = baseFailed.length ? 'n/a' : fmtRatio(pairedRatio(rate(runs.ours), rate(runs.baseline)));
+  }
+  const avgFrameKiB = (rs: Run[]): number => median(rs.map((r) => r.result.bytes / Math.max(1, r.result.frames) / 1024));
+  const perMiB = (ms: number[]): string => `${fmtMs(median(ms) / (size / MiB))}/MiB`;
+  const tmuxCpu = runs.ours.filter((r) => r.tmuxCpuMs !== undefined).map((r) => r.tmuxCpuMs!);
+  return [
+    { case: caseName, figure, ours, baseline, ratio },
+    {
+      case: caseName,
+      figure: `${DoorLabels[door]}: server CPU per MiB${tmuxCpu.length ? ' (+ its tmux server’s)' : ''}; average frame (baseline: average node-pty read); server CPU after the stream ended`,
+      ours:
+        `${perMiB(runs.ours.map((r) => r.serverCpuMs ?? Number.NaN))}${tmuxCpu.length ? ` (+ ${perMiB(tmuxCpu)})` : ''}; ` +
+        `${fmtKiB(avgFrameKiB(runs.ours))}; +${fmtMs(median(runs.ours.map((r) => r.afterCpuMs ?? Number.NaN)))}`,
+      baseline: fmtKiB(avgFrameKiB(runs.baseline)),
+      ratio: '—',
+    },
+  ];
+}
+
+async function baselineRun(payload: Payload, timeoutMs: number): Promise<Run> {
+  const check = new StreamCheck(payload);
+  // The shell stays alive after `cat`, as the server's does: node-pty drops the last bytes a PTY holds
+  // when its process exits at once (measured: ~10 KiB of an 8 MiB `exec cat`).
+  const sh = spawnDirect('/bin/bash', ['-c', `cat '${payload.path}'; exec sleep 600`]);
+  const off = sh.onData((d) => check.feed(d));
+  await finishWithin(check, timeoutMs, 'node-pty direct');
+  off();
+  await sh.kill();
+  return { result: check.result() };
+}
+
+async function serverRun(srv: BenchServer, door: DoorName, payload: Payload, timeoutMs: number): Promise<Run> {
+  const check = new StreamCheck(payload);
+  // A fresh session per run: one session's log and screen never weigh on the next run.
+  const id = door === 'execd' ? await createExecdSession(srv) : await createSession(srv, `tp-${door}-${Date.now()}`);
+  const client = await attachDoor(door, srv, id, check);
+  try {
+    await waitForPrompt(srv, id);
+    await waitForQuiet(srv.pid);
+    const tmux = srv.tmuxPid();
+    const cpu0 = cpuMs(srv.pid);
+    const tmux0 = tmux ? cpuMs(tmux) : 0;
+    await typeInto(srv, id, `cat '${payload.path}'\r`);
+    await finishWithin(check, timeoutMs, DoorLabels[door]);
+    const cpu1 = cpuMs(srv.pid);
+    const tmuxCpuMs = tmux ? cpuMs(tmux) - tmux0 : undefined;
+    await waitForQuiet(srv.pid, { maxMs: 15_000 });
+    return { result: check.result(), serverCpuMs: cpu1 - cpu0, afterCpuMs: cpuMs(srv.pid) - cpu1, tmuxCpuMs };
+  } finally {
+    await client.close();
+    await closeSession(srv, id);
+  }
+}

@@ -1,0 +1,152 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { onCleanup } from './cleanup';
+
+/**
+ * The built headless server (`node bin/ptydeck.js serve --port 0`) as a child process, the way a person
+ * runs it, in a fresh PTYDECK_HOME. Each case starts its own, so that one case's sessions, logs and
+ * heap never weigh on the next one's figures.
+ */
+export interface BenchServer {
+  url: string;
+  token: string;
+  pid: number;
+  home: string;
+  /** The viewer URL with the admin token (opened once, it becomes a cookie). */
+  viewerUrl: string;
+  api<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  /** A ws:// URL for `path` with the admin token in the query (WebSockets may carry it there). */
+  wsUrl(path: string, query?: Record<string, string>): string;
+  /** The last lines the server printed, for error messages. */
+  log(): string;
+  /** The pid of the server's own tmux server (tmux backend), whose CPU is not in the server's. */
+  tmuxPid(): number | null;
+  stop(): Promise<void>;
+}
+
+const REPO = join(__dirname, '..', '..');
+
+/**
+ * Limits every case needs raised: 100 sessions at once, created faster than 120 a minute, many sockets.
+ * And the backend pinned to node-pty (the architecture the figures are about; `auto` would pick tmux
+ * wherever tmux is installed, so figures would change with the machine): cases that measure the tmux
+ * backend ask for it explicitly.
+ */
+export const BenchLimits: Record<string, string> = {
+  AIO_SHELL_BACKEND: 'native',
+  AIO_SHELL_MAX_SESSIONS: '250',
+  PTYDECK_MAX_CREATES_PER_MINUTE: '100000',
+  PTYDECK_MAX_SOCKETS: '1000',
+};
+
+/** `nodeArgs`: extra flags for the server's node (e.g. --cpu-prof while investigating a figure). */
+export async function startServer(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchServer> {
+  const home = mkdtempSync(join(tmpdir(), 'ptydeck-bench-home-'));
+  const cwd = mkdtempSync(join(tmpdir(), 'ptydeck-bench-cwd-'));
+  const proc: ChildProcess = spawn(process.execPath, [...nodeArgs, join(REPO, 'bin', 'ptydeck.js'), 'serve', '--port', '0'], {
+    cwd: REPO,
+    env: {
+      ...process.env,
+      PTYDECK_TOKEN: '',
+      PTYDECK_CWD: cwd,
+      // The shells must be plain: a developer's ~/.bashrc would make every figure depend on it.
+      PTYDECK_SHELL: '/bin/bash',
+      ...BenchLimits,
+      ...env,
+      PTYDECK_HOME: home,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let tail = '';
+  const keep = (d: Buffer): void => {
+    tail = (tail + d.toString('utf8')).slice(-8000);
+  };
+  proc.stdout!.on('data', keep);
+  proc.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+
+  // tmux-backed sessions outlive the server by design (they are its durable terminals): end the
+  // server's own tmux server too, by its socket in this home, or its shells would run on.
+  const killTmux = (): void => {
+    const socket = join(home, 'tmux', 'server.sock');
+    if (existsSync(socket)) spawnSync('tmux', ['-S', socket, 'kill-server'], { stdio: 'ignore', timeout: 5000 });
+  };
+  const undo = onCleanup(
+    async () => {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGTERM');
+        const killer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(killer);
+      }
+      killTmux();
+      rmSync(home, { recursive: true, force: true });
+      rmSync(cwd, { recursive: true, force: true });
+    },
+    () => {
+      proc.kill('SIGKILL');
+      killTmux();
+      rmSync(home, { recursive: true, force: true });
+      rmSync(cwd, { recursive: true, force: true });
+    },
+  );
+
+  const runtime = join(home, 'runtime.json');
+  const deadline = Date.now() + 20_000;
+  while (!existsSync(runtime)) {
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      await undo();
+      throw new Error(`the server did not start:\n${tail}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  // The file may be seen before its contents are complete.
+  let info: { url: string; token: string; pid: number; viewerUrl: string } | null = null;
+  while (!info) {
+    try {
+      info = JSON.parse(readFileSync(runtime, 'utf8'));
+    } catch {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+  const { url, token, pid, viewerUrl } = info!;
+  return {
+    url,
+    token,
+    pid,
+    home,
+    viewerUrl,
+    async api(method, path, body) {
+      const res = await fetch(url + path, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      let parsed: any = null;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = text;
+      }
+      return { status: res.status, body: parsed };
+    },
+    wsUrl(path, query = {}) {
+      const u = new URL(path, url.replace(/^http/, 'ws'));
+      for (const [k, v] of Object.entries(query)) u.searchParams.set(k, v);
+      u.searchParams.set('api_key', token);
+      return u.toString();
+    },
+    log: () => tail,
+    tmuxPid() {
+      const socket = join(home, 'tmux', 'server.sock');
+      if (!existsSync(socket)) return null;
+      const r = spawnSync('tmux', ['-S', socket, 'display-message', '-p', '#{pid}'], { encoding: 'utf8', timeout: 5000 });
+      const pid = Number.parseInt(r.stdout ?? '', 10);
+      return Number.isInteger(pid) && pid > 0 ? pid : null;
+    },
+    stop: undo,
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * One row per figure. Cells are text: a case that fails an integrity check says so in the `ours`
+ * cell ("FAILED: lost bytes ...") instead of printing a number that would look valid.
+ */
+export interface Row {
+  case: string;
+  figure: string;
+  ours: string;
+  baseline: string;
+  /** ours ÷ baseline (see docs/PERFORMANCE.md for which way is better, per figure). */
+  ratio: string;
+}
+
+export function markdownTable(rows: readonly Row[], machine: string): string {
+  const header = ['case', 'figure', 'ours', 'baseline', 'ratio', 'machine'];
+  const body = rows.map((r) => [r.case, r.figure, r.ours, r.baseline, r.ratio, machine].map(escapeCell));
+  const lines = [
+    `| ${header.join(' | ')} |`,
+    `| ${['---', '---', '---:', '---:', '---:', '---'].join(' | ')} |`,
+    ...body.map((cells) => `| ${cells.join(' | ')} |`),
+  ];
+  return lines.join('\n');
+}
+
+const escapeCell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+const num = (v: number, digits: number): string => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
+
+/** Three significant digits, enough to compare and no more than the noise allows. */
+function sig3(v: number): string {
+  if (!Number.isFinite(v)) return 'n/a';
+  const a = Math.abs(v);
+  if (a >= 100) return v.toFixed(0);
+  if (a >= 10) return v.toFixed(1);
+  if (a >= 1) return v.toFixed(2);
+  return v.toFixed(3);
+}
+
+export const fmtMiBs = (v: number): string => `${sig3(v)} MiB/s`;
+export const fmtMs = (v: number): string => `${sig3(v)} ms`;
+export const fmtMiB = (v: number): string => `${sig3(v)} MiB`;
+export const fmtKiB = (v: number): string => `${sig3(v)} KiB`;
+export const fmtRatio = (v: number): string => (Number.isFinite(v) ? `${sig3(v)}×` : 'n/a');
+export const fmtCount = (v: number): string => num(v, 0);

@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { echoCase } from './cases/echo';
+import { floodCase } from './cases/flood';
+import { roundTripCase } from './cases/round-trip';
+import { scaleCase } from './cases/scale';
+import { throughputCase } from './cases/throughput';
+import { tmuxBackendCase } from './cases/tmux-backend';
+import { viewerRenderCase } from './cases/viewer-render';
+import type { BenchCase, CaseContext } from './lib/case';
+import { abort, cleanupAll, cleanupAllSync, onCleanup } from './lib/cleanup';
+import { describeMachine, loadNow, machineCell, processCount } from './lib/machine';
+import { writeReport } from './lib/report';
+import { markdownTable, type Row } from './lib/table';
+
+/**
+ * `npm run bench` (full, about ten minutes) or `npm run bench -- --quick` (every case, small, under a
+ * minute: a CI smoke test). Runs each case against a server it starts itself, prints one Markdown table
+ * and writes docs/PERFORMANCE.md. `--only throughput,echo` runs some cases (and then writes nothing
+ * unless --write is given, so a partial run never replaces the full report).
+ *
+ * The bench asserts nothing: it measures. Only a lost byte makes a figure read FAILED.
+ */
+// The viewer case is last on purpose: the viewer is the part most likely to be in flux.
+const CASES: BenchCase[] = [throughputCase, echoCase, roundTripCase, scaleCase, floodCase, tmuxBackendCase, viewerRenderCase];
+
+const REPORT = join(__dirname, '..', 'docs', 'PERFORMANCE.md');
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, write: { type: 'boolean', default: false } },
+    strict: true,
+  });
+  const quick = values.quick!;
+  const only = values.only ? new Set(values.only.split(',').map((s) => s.trim())) : null;
+  if (only) {
+    const unknown = [...only].filter((id) => !CASES.some((c) => c.id === id));
+    if (unknown.length) throw new Error(`unknown case(s) ${unknown.join(', ')}; cases: ${CASES.map((c) => c.id).join(', ')}`);
+  }
+  const cases = CASES.filter((c) => !only || only.has(c.id));
+  const machine = describeMachine();
+  const loadAtStart = loadNow();
+  const processes = processCount();
+  const started = Date.now();
+  const workDir = mkdtempSync(join(tmpdir(), 'ptydeck-bench-'));
+  onCleanup(
+    () => rmSync(workDir, { recursive: true, force: true }),
+    () => rmSync(workDir, { recursive: true, force: true }),
+  );
+
+  const log = (m: string): void => void process.stderr.write(`${m}\n`);
+  log(`bench: ${quick ? 'quick' : 'full'} run on ${machineCell(machine)} (${machine.cpu}), load average ${loadAtStart.toFixed(1)}, ${processes} processes`);
+  const rows: Row[] = [];
+  const notes: string[] = [];
+  for (const c of cases) {
+    const t0 = Date.now();
+    log(`\n## ${c.title}`);
+    const ctx: CaseContext = { quick, workDir, log };
+    try {
+      const outcome = await c.run(ctx);
+      rows.push(...outcome.rows);
+      notes.push(...outcome.notes);
+    } catch (err) {
+      // One broken case must not cost the others their figures.
+      const message = (err as Error).message.split('\n')[0];
+      log(`bench: case ${c.id} failed: ${(err as Error).stack ?? message}`);
+      rows.push({ case: c.title, figure: '(case did not complete)', ours: `FAILED: ${message}`, baseline: '—', ratio: 'n/a' });
+      notes.push(`${c.title}: the case did not complete: ${message}`);
+    }
+    log(`(${c.id}: ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  }
+
+  const durationSecs = (Date.now() - started) / 1000;
+  const table = markdownTable(rows, machineCell(machine));
+  const command = `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+  process.stdout.write(`\n${table}\n\n`);
+  log(`bench: done in ${durationSecs.toFixed(0)} s`);
+  if (!only || values.write) {
+    writeReport(REPORT, { date: new Date(), machine, command, quick, durationSecs, table, notes, load: { start: loadAtStart, end: loadNow() }, processes });
+    log(`bench: wrote ${REPORT}`);
+  }
+  return 0;
+}
+
+process.on('exit', cleanupAllSync);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    process.stderr.write(`\nbench: ${sig}, cleaning up\n`);
+    abort();
+    void cleanupAll().finally(() => process.exit(130));
+  });
+}
+
+main()
+  .then(async (code) => {
+    await cleanupAll();
+    process.exit(code);
+  })
+  .catch(async (err) => {
+    console.error('bench:', err);
+    await cleanupAll();
+    process.exit(1);
+  });
