@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { echoCase } from './cases/echo';
 import { floodCase } from './cases/flood';
@@ -18,15 +18,19 @@ import { markdownTable, type Row } from './lib/table';
 /**
  * `npm run bench` (full, about ten minutes) or `npm run bench -- --quick` (every case, small, under a
  * minute: a CI smoke test). Runs each case against a server it starts itself, prints one Markdown table
- * and writes docs/PERFORMANCE.md. `--only throughput,echo` runs some cases (and then writes nothing
- * unless --write is given, so a partial run never replaces the full report).
+ * and writes docs/PERFORMANCE.md (a quick run writes bench/.tmp/PERFORMANCE-quick.md instead, unless
+ * --write). `--only throughput,echo` runs some cases (and then writes nothing unless --write is given,
+ * so a partial run never replaces the full report).
  *
- * The bench asserts nothing: it measures. Only a lost byte makes a figure read FAILED.
+ * The bench asserts no speed: it measures. A lost byte, or a case that could not run, makes a figure
+ * read FAILED and the run exit 1.
  */
 // The viewer case is last on purpose: the viewer is the part most likely to be in flux.
 const CASES: BenchCase[] = [throughputCase, echoCase, roundTripCase, scaleCase, floodCase, tmuxBackendCase, viewerRenderCase];
 
 const REPORT = join(__dirname, '..', 'docs', 'PERFORMANCE.md');
+/** A quick run is a smoke test: its figures are not worth quoting, so it does not replace the report. */
+const QUICK_REPORT = join(__dirname, '.tmp', 'PERFORMANCE-quick.md');
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -79,8 +83,17 @@ async function main(): Promise<number> {
   process.stdout.write(`\n${table}\n\n`);
   log(`bench: done in ${durationSecs.toFixed(0)} s`);
   if (!only || values.write) {
-    writeReport(REPORT, { date: new Date(), machine, command, quick, durationSecs, table, notes, load: { start: loadAtStart, end: loadNow() }, processes });
-    log(`bench: wrote ${REPORT}`);
+    const target = quick && !values.write ? QUICK_REPORT : REPORT;
+    mkdirSync(dirname(target), { recursive: true });
+    writeReport(target, { date: new Date(), machine, command, quick, durationSecs, table, notes, load: { start: loadAtStart, end: loadNow() }, processes });
+    log(`bench: wrote ${target}`);
+  }
+  // Nothing here asserts a speed. But a case that could not run, or a door that delivered wrong bytes,
+  // is broken, not slow: that fails the run (CI runs --quick as a smoke test).
+  const broken = rows.filter((r) => r.ours.startsWith('FAILED'));
+  if (broken.length) {
+    log(`bench: ${broken.length} figure(s) FAILED: ${broken.map((r) => `${r.case}: ${r.figure}`).join('; ')}`);
+    return 1;
   }
   return 0;
 }

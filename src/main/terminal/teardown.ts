@@ -129,15 +129,23 @@ export async function teardownTree(root: TreeRoot, opts: TeardownOptions = {}): 
 
   await waitUntil(() => members.every((m) => !isAlive(m)), graceMs, pollMs);
   members = (await snapshotMembersAsync(root, members)).concat(members.filter((m) => isAlive(m)));
+  let killed = 0;
   for (const m of members) {
     if (!isAlive(m)) continue;
-    if (signalExact(m, 'SIGKILL')) signalled.add(key(m));
+    if (signalExact(m, 'SIGKILL')) {
+      signalled.add(key(m));
+      killed++;
+    }
   }
-  await waitUntil(() => members.every((m) => !isAlive(m)), 1000, pollMs);
-  // One last sweep: something may have forked between the rescan and the KILL.
-  const late = await snapshotMembersAsync(root, members.filter((m) => isAlive(m)));
-  for (const m of late) if (signalExact(m, 'SIGKILL')) signalled.add(key(m));
-  if (late.length) await waitUntil(() => late.every((m) => !isAlive(m)), 1000, pollMs);
+  let late: Member[] = [];
+  if (killed > 0) {
+    await waitUntil(() => members.every((m) => !isAlive(m)), 1000, pollMs);
+    // One last sweep: something may have forked between the rescan and the KILL. (When nothing needed
+    // a KILL, the rescan found everything already gone, and there is no such window.)
+    late = await snapshotMembersAsync(root, members.filter((m) => isAlive(m)));
+    for (const m of late) if (signalExact(m, 'SIGKILL')) signalled.add(key(m));
+    if (late.length) await waitUntil(() => late.every((m) => !isAlive(m)), 1000, pollMs);
+  }
   const survivors = [...members, ...late]
     .filter((m, i, all) => all.findIndex((o) => o.pid === m.pid) === i && isAlive(m))
     .map((m) => ({ pid: m.pid, command: commandLine(m.pid) }));
