@@ -2,8 +2,8 @@ import { pairedRounds, type BenchCase, type CaseContext, type CaseOutcome } from
 import { spawnMarkerShell, type MarkerShell } from '../lib/direct-pty';
 import { closeSession, createSession, execTrue, setFloor, typeInto, waitForPrompt } from '../lib/sessions';
 import { startServer, type BenchServer } from '../lib/server';
-import { median, nowMs, pairedRatio, percentile } from '../lib/stats';
-import { fmtMs, fmtRatio, type Row } from '../lib/table';
+import { median, nowMs } from '../lib/stats';
+import { latencyRows, type Row } from '../lib/table';
 
 /**
  * Case 3, command round trips.
@@ -76,21 +76,6 @@ async function runRoundTrip(ctx: CaseContext, opts: RoundTripOptions): Promise<C
     await srv.stop();
   }
   return { rows, notes: [] };
-}
-
-function latencyRows(caseName: string, what: string, res: { ours: number[][]; baseline: number[][] }): Row[] {
-  return ([50, 99] as const).map((p) => ({
-    case: caseName,
-    figure: `${what}: p${p}`,
-    ours: fmtMs(percentile(res.ours.flat(), p)),
-    baseline: fmtMs(percentile(res.baseline.flat(), p)),
-    ratio: fmtRatio(
-      pairedRatio(
-        res.ours.map((r) => percentile(r, p)),
-        res.baseline.map((r) => percentile(r, p)),
-      ),
-    ),
-  }));
 }
 
 /** Runs `op` `n` times one after another; the milliseconds each took (the untimed `reset` runs between). */

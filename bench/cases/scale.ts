@@ -6,9 +6,9 @@ import { writePayload, type Payload } from '../lib/payload';
 import { rssKiB, waitForQuiet } from '../lib/proc';
 import { closeSession, createSession } from '../lib/sessions';
 import { startServer, type BenchServer } from '../lib/server';
-import { median, MiB, nowMs, pairedRatio, percentile } from '../lib/stats';
+import { median, MiB, nowMs, pairedRatio } from '../lib/stats';
 import { describeFailure, finishWithin, StreamCheck, type CheckResult } from '../lib/stream-check';
-import { fmtKiB, fmtMiB, fmtMiBs, fmtMs, fmtRatio, type Row } from '../lib/table';
+import { fmtKiB, fmtMiB, fmtMiBs, fmtRatio, latencyRows, type Row } from '../lib/table';
 
 /**
  * Case 4, scale.
@@ -95,7 +95,7 @@ export const scaleCase: BenchCase = {
 
       // 4. Closing them, one by one.
       const closes = await measureCloses(srv, ids.splice(0), rounds);
-      rows.push(...latencyRows(`close ${closes.ours.flat().length} sessions one by one (AIO v2 DELETE; baseline: kill the shell, until it exits)`, closes));
+      rows.push(...latencyRows(CASE, `close ${closes.ours.flat().length} sessions one by one (AIO v2 DELETE; baseline: kill the shell, until it exits)`, closes));
     } finally {
       for (const id of ids) await closeSession(srv, id);
       await srv.stop();
@@ -135,23 +135,9 @@ export async function measureCreates(srv: BenchServer, ids: string[], perRound: 
 }
 
 export function createRows(caseName: string, creates: { ours: number[][]; baseline: number[][] }, n: number): Row[] {
-  return latencyRows(`create ${n} sessions one by one (AIO v2, to first prompt)`, creates, caseName);
+  return latencyRows(caseName, `create ${n} sessions one by one (AIO v2, to first prompt)`, creates);
 }
 
-function latencyRows(what: string, res: { ours: number[][]; baseline: number[][] }, caseName = CASE): Row[] {
-  return ([50, 99] as const).map((p) => ({
-    case: caseName,
-    figure: `${what}: p${p}`,
-    ours: fmtMs(percentile(res.ours.flat(), p)),
-    baseline: fmtMs(percentile(res.baseline.flat(), p)),
-    ratio: fmtRatio(
-      pairedRatio(
-        res.ours.map((r) => percentile(r, p)),
-        res.baseline.map((r) => percentile(r, p)),
-      ),
-    ),
-  }));
-}
 
 /**
  * Closes `ids` one by one in `rounds` batches (AIO v2 DELETE, which answers once the shell's process

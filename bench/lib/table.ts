@@ -1,3 +1,5 @@
+import { pairedRatio, percentile } from './stats';
+
 /**
  * One row per figure. Cells are text: a case that fails an integrity check says so in the `ours`
  * cell ("FAILED: lost bytes ...") instead of printing a number that would look valid.
@@ -42,3 +44,22 @@ export const fmtMiB = (v: number): string => `${sig3(v)} MiB`;
 export const fmtKiB = (v: number): string => `${sig3(v)} KiB`;
 export const fmtRatio = (v: number): string => (Number.isFinite(v) ? `${sig3(v)}×` : 'n/a');
 export const fmtCount = (v: number): string => num(v, 0);
+
+/**
+ * p50 and p99 rows for a latency measured in rounds: each cell is the percentile over every sample;
+ * the ratio compares that percentile round by round (see report.ts).
+ */
+export function latencyRows(caseName: string, what: string, res: { ours: number[][]; baseline: number[][] }): Row[] {
+  return ([50, 99] as const).map((p) => ({
+    case: caseName,
+    figure: `${what}: p${p}`,
+    ours: fmtMs(percentile(res.ours.flat(), p)),
+    baseline: fmtMs(percentile(res.baseline.flat(), p)),
+    ratio: fmtRatio(
+      pairedRatio(
+        res.ours.map((r) => percentile(r, p)),
+        res.baseline.map((r) => percentile(r, p)),
+      ),
+    ),
+  }));
+}
