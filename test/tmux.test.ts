@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { tmuxAvailability } from '../src/main/terminal/backends/tmux';
 import { tmuxSessionName } from '../src/main/terminal/backends/tmux-backend';
 import { sleep, until } from './helpers';
+import { WsClient } from './ws-client';
 
 /**
  * Terminals that outlive ptydeck: a real `ptydeck serve` process is killed with SIGKILL mid-build and
@@ -112,5 +113,31 @@ test('an implicit session (exec without id), an expiring one and an anonymous so
   expect(list[implicit.data.session_id].backend).toBe('native');
   expect(list[expiring.data.session_id].backend).toBe('native');
   expect(list[explicit.data.session_id].backend).toBe('tmux');
+  const anonymous = await WsClient.open(`${url.replace(/^http/, 'ws')}/v2/pty/ws`, { Authorization: `Bearer ${token}` });
+  expect((await anonymous.nextJson('ready')).backend).toBe('native');
+  anonymous.close();
   await killServer('SIGTERM');
+});
+
+test('AIO_SHELL_BACKEND=tmux without a tmux binary: explicit creation answers 503, implicit sessions still work', async () => {
+  const noTmuxHome = mkdtempSync(join(tmpdir(), 'ptydeck-notmux-'));
+  // A PATH with no tmux on it (bash is found by its absolute path; node by its own).
+  const proc = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'serve', '--port', '0'], {
+    env: { ...process.env, PATH: '/nonexistent', PTYDECK_HOME: noTmuxHome, PTYDECK_TOKEN: '', AIO_SHELL_BACKEND: 'tmux' },
+    stdio: 'ignore',
+  });
+  try {
+    await until(() => existsSync(join(noTmuxHome, 'runtime.json')), 15000);
+    const { url, token } = JSON.parse(readFileSync(join(noTmuxHome, 'runtime.json'), 'utf8'));
+    const h = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+    const explicit = await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{}' });
+    expect(explicit.status).toBe(503);
+    expect((await explicit.json()).message).toMatch(/tmux/);
+    const implicit = await (await fetch(`${url}/v1/shell/exec`, { method: 'POST', headers: h, body: '{"command":"echo native-ok"}' })).json();
+    expect(implicit.data.output).toBe('native-ok');
+  } finally {
+    proc.kill('SIGTERM');
+    if (proc.exitCode === null) await new Promise((r) => proc.once('exit', r));
+    rmSync(noTmuxHome, { recursive: true, force: true });
+  }
 });
