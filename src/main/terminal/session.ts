@@ -231,12 +231,7 @@ export class Session {
       file = this.launch.file;
       args = this.launch.args;
       env = this.launch.env;
-      this.scanner = new MarkerScanner(
-        this.launch.nonce,
-        (m) => this.onMarker(m),
-        // A program asked the terminal something and waits: the screen (made now if need be) answers.
-        () => this.screen.noteQuery(),
-      );
+      this.followShellIntegration(this.launch.nonce);
     }
     const backend = mode === 'pipe' ? this.backends.pipe : this.ptyBackend();
     const proc = backend.spawn({ sessionId: this.id, file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows });
@@ -251,13 +246,7 @@ export class Session {
     if (this.proc) return;
     this.mode = 'pty';
     const nonce = this.spec.identity?.nonce;
-    if (nonce) {
-      this.scanner = new MarkerScanner(
-        nonce,
-        (m) => this.onMarker(m),
-        () => undefined,
-      );
-    }
+    if (nonce) this.followShellIntegration(nonce);
     this.log.startAt(proc.initialOffset);
     this.attachProcess(proc);
   }
@@ -465,6 +454,14 @@ export class Session {
     this.scanner?.feed(data, offset);
     this.lastOutput = Date.now();
     this.hub.notify(data.length);
+  }
+
+  /**
+   * Watches the output for this shell's markers. A terminal query is answered by the screen (made now
+   * if need be), unless tmux is the terminal: then the screen only catches up and tmux answers.
+   */
+  private followShellIntegration(nonce: string): void {
+    this.scanner = new MarkerScanner(nonce, (m) => this.onMarker(m), () => this.screen.noteQuery());
   }
 
   private onMarker(m: Marker): void {
