@@ -26,10 +26,6 @@ export class SocketRegistry {
     });
   }
 
-  count(name: string): number {
-    return this.byPrincipal.get(name)?.size ?? 0;
-  }
-
   closePrincipal(name: string, code: number, reason: string): void {
     for (const ws of [...(this.byPrincipal.get(name) ?? [])]) ws.close(code, reason);
   }

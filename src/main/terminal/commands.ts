@@ -138,7 +138,6 @@ export class CommandTracker {
   private promptDrawn = false;
   private nextId = 1;
   private readonly readyWaiters = new Set<() => void>();
-  private readonly anyCommandWaiters = new Set<() => void>();
 
   constructor(private readonly host: CommandHost) {}
 
@@ -226,7 +225,6 @@ export class CommandTracker {
     this.host.typeKeys(encoded.text, opts.writer);
     this.current = rec;
     this.setState('busy');
-    this.wakeAnyCommand();
 
     if (opts.hardTimeoutSecs != null && opts.hardTimeoutSecs > 0) {
       rec.hardTimer = setTimeout(() => void this.interrupt(rec, 'hard_timeout'), opts.hardTimeoutSecs * 1000);
@@ -264,19 +262,6 @@ export class CommandTracker {
     const rec = this.current;
     if (rec && !rec.finished) await rec.until(() => rec.finished, ms);
     return this.latest;
-  }
-
-  /** Resolves when a new command starts or `ms` pass. */
-  waitForAnyCommand(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.anyCommandWaiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.anyCommandWaiters.add(done);
-    });
   }
 
   /** The command's output as a person would read it (no echo, no markers, no escapes), untruncated. */
@@ -356,10 +341,6 @@ export class CommandTracker {
 
   private wakeReady(): void {
     for (const w of [...this.readyWaiters]) w();
-  }
-
-  private wakeAnyCommand(): void {
-    for (const w of [...this.anyCommandWaiters]) w();
   }
 }
 

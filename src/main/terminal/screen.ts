@@ -156,15 +156,6 @@ export class ScreenMirror {
     return { data: this.serializer.serialize({ scrollback }), cols: this.term.cols, rows: this.term.rows, offset: this.parsed, rebuilt };
   }
 
-  /** The visible screen as text lines (trailing blanks trimmed), as a person would read it. */
-  async viewportLines(): Promise<string[]> {
-    await this.catchUp();
-    const buf = this.term.buffer.active;
-    const lines: string[] = [];
-    for (let y = 0; y < this.term.rows; y++) lines.push(buf.getLine(buf.viewportY + y)?.translateToString(true) ?? '');
-    return lines;
-  }
-
   /**
    * Every line the normal buffer holds (scrollback, then the screen down to the cursor), wrapped rows
    * joined into one line each, for paging by line.
