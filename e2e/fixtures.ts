@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HostBackend } from '../src/main/terminal/backends/host-backend';
 
 /** The built headless server (`ptydeck serve`) as a separate process, the way a person runs it. */
 export interface CliServer {
@@ -48,6 +49,8 @@ export async function startCliServer(env: Record<string, string> = {}): Promise<
         proc.kill('SIGTERM');
         await new Promise((r) => proc.once('exit', r));
       }
+      // Durable sessions outlive the server by design; a test ends them, and their PTY host, too.
+      await new HostBackend(home).shutdownHost();
       rmSync(home, { recursive: true, force: true });
     },
   };

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/main/config';
 import { startPtydeck, type Ptydeck } from '../src/main/app';
+import { HostBackend } from '../src/main/terminal/backends/host-backend';
 
 /** A real ptydeck server on a free loopback port, with its own home directory, for one test file. */
 export interface TestServer {
@@ -18,11 +19,11 @@ export interface TestServer {
 }
 
 /** The backend explicitly created sessions use in this run. */
-export const testBackend = (process.env.PTYDECK_TEST_BACKEND ?? 'native') as 'native' | 'tmux';
+export const testBackend = (process.env.PTYDECK_TEST_BACKEND ?? 'native') as 'native' | 'host' | 'tmux';
 
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   const home = mkdtempSync(join(tmpdir(), 'ptydeck-test-home-'));
-  // The same suites run on both backends (vitest projects set PTYDECK_TEST_BACKEND); native by default.
+  // The same suites run on every backend (vitest projects set PTYDECK_TEST_BACKEND); native by default.
   const backend = process.env.PTYDECK_TEST_BACKEND ?? 'native';
   const config = loadConfig({ port: '0' }, { ...process.env, PTYDECK_TOKEN: '', PTYDECK_TEARDOWN_GRACE_MS: '1000', AIO_SHELL_BACKEND: backend, ...env, PTYDECK_HOME: home });
   const app = await startPtydeck(config);
@@ -51,7 +52,8 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       return { status: res.status, body: parsed as any };
     },
     async close() {
-      await app.stop();
+      // Everything this server started ends with it, the PTY host and its sessions included.
+      await app.stop({ endDurable: true });
       rmSync(home, { recursive: true, force: true });
     },
   };
@@ -68,4 +70,12 @@ export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 10000, ever
     last = await fn();
   }
   return last;
+}
+
+/**
+ * Ends the PTY host of `home` (and every session it holds), if one runs, and waits until it has exited.
+ * For tests that start a real `ptydeck serve`: its durable sessions outlive it by design.
+ */
+export async function endHost(home: string): Promise<void> {
+  await new HostBackend(home).shutdownHost();
 }

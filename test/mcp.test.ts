@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startTestServer, until, type TestServer } from './helpers';
+import { endHost, startTestServer, until, type TestServer } from './helpers';
 
 /** MCP clients from the official SDK drive real terminals, over HTTP and over the stdio bridge. */
 let srv: TestServer;
@@ -109,6 +109,8 @@ test('ptydeck mcp on stdio: the SDK client opens a terminal, runs echo hi and re
   } finally {
     server.kill('SIGTERM');
     await new Promise((r) => server.once('exit', r));
+    // Its terminal is durable (the PTY host keeps it for the next start): end that too.
+    await endHost(home);
     rmSync(home, { recursive: true, force: true });
   }
 });

@@ -24,7 +24,11 @@ export interface Ptydeck {
   runtimeFile: string;
   /** The viewer URL with the admin token, for a person to open once (it is exchanged for a cookie). */
   viewerLoginUrl: string;
-  stop(): Promise<void>;
+  /**
+   * Stops serving. Durable sessions (PTY host, tmux) keep running for the next start to take back,
+   * unless `endDurable`: then they end too, and so does the PTY host.
+   */
+  stop(opts?: { endDurable?: boolean }): Promise<void>;
 }
 
 export function allDoors(viewerDir: string | null): Door[] {
@@ -35,8 +39,9 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   ensureHome(config.home);
   const tokens = new TokenStore(config.home, config.tokenFromEnv);
   const manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home });
-  // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
-  manager.adoptDurableSessions();
+  // Terminals an earlier run left behind (after a quit or a crash: PTY host, tmux) come back first,
+  // with their ids and their output, before any door can be asked about them.
+  await manager.adoptDurableSessions();
   let server: RunningServer;
   try {
     server = await startServer({ manager, tokens, config, doors: allDoors(findViewerDir(config.viewerDir)) });
@@ -54,7 +59,7 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
     viewerUrl: viewerLoginUrl,
     startedAt: new Date().toISOString(),
   });
-  // Whatever happens to this process, no shell it started outlives it (tmux sessions excepted).
+  // Whatever happens to this process, no shell it started outlives it (durable sessions excepted).
   const onExit = (): void => manager.killAllSync();
   process.on('exit', onExit);
   let stopped: Promise<void> | null = null;
@@ -64,11 +69,11 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
     server,
     runtimeFile,
     viewerLoginUrl,
-    stop: () =>
+    stop: (opts = {}) =>
       (stopped ??= (async () => {
         process.off('exit', onExit);
         await server.close();
-        await manager.shutdown();
+        await manager.shutdown(opts);
         manager.dispose();
         removeRuntimeFile(config.home, process.pid);
       })()),

@@ -14,7 +14,7 @@ export interface ServerConfig {
   home: string;
   /** The admin (person's) token from PTYDECK_TOKEN, else generated once and kept in the home directory. */
   tokenFromEnv: string | null;
-  backend: 'auto' | 'tmux' | 'native';
+  backend: 'auto' | 'host' | 'tmux' | 'native';
   manager: ManagerConfig;
   /** Where the built viewer lives; null serves a notice instead. */
   viewerDir: string | null;
@@ -54,8 +54,8 @@ export interface Flags {
 
 export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const backend = (env.AIO_SHELL_BACKEND || 'auto').toLowerCase();
-  if (backend !== 'auto' && backend !== 'tmux' && backend !== 'native') {
-    throw new ConfigError(`AIO_SHELL_BACKEND must be auto, tmux or native (got ${JSON.stringify(env.AIO_SHELL_BACKEND)})`);
+  if (backend !== 'auto' && backend !== 'host' && backend !== 'tmux' && backend !== 'native') {
+    throw new ConfigError(`AIO_SHELL_BACKEND must be auto, host, tmux or native (got ${JSON.stringify(env.AIO_SHELL_BACKEND)})`);
   }
   const defaults = defaultManagerConfig();
   const manager: ManagerConfig = {

@@ -127,11 +127,11 @@ export async function runDesktopApp(electron: ElectronApi, deps: MainDeps): Prom
   let quitting = false;
   const quit = async (): Promise<void> => {
     if (quitting) return;
-    const live = ptydeck.manager.list().filter((s) => s.isAlive && !s.isTmux).length;
-    const durable = ptydeck.manager.list().filter((s) => s.isAlive && s.isTmux).length;
+    const live = ptydeck.manager.list().filter((s) => s.isAlive && !s.isDurable).length;
+    const durable = ptydeck.manager.list().filter((s) => s.isAlive && s.isDurable).length;
     if (live + durable > 0 && electron.dialog) {
       const ends = live ? `${live} terminal session${live === 1 ? '' : 's'} will be ended, with every process started in them. ` : '';
-      const stays = durable ? `${durable} tmux session${durable === 1 ? '' : 's'} will keep running and come back when ptydeck starts again. ` : '';
+      const stays = durable ? `${durable} session${durable === 1 ? '' : 's'} will keep running and come back when ptydeck starts again. ` : '';
       const choice = electron.dialog.showMessageBoxSync({
         type: 'question',
         buttons: [live ? 'Quit and end sessions' : 'Quit', 'Cancel'],
@@ -176,7 +176,7 @@ export async function runDesktopApp(electron: ElectronApi, deps: MainDeps): Prom
       electron.Menu.buildFromTemplate([
         { label: 'Show ptydeck', click: showWindow },
         { type: 'separator', label: '' },
-        { label: 'Quit (ends sessions)', click: () => void quit() },
+        { label: 'Quit', click: () => void quit() },
       ]),
     );
     tray.on('click', showWindow);

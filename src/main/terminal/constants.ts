@@ -80,3 +80,36 @@ export const WaitMonitorConstants = {
   /** Output must have been quiet this long first, so a program between two prints is not "waiting". */
   SettleMs: 250,
 } as const;
+
+export const HostConstants = {
+  /**
+   * Largest OUTPUT frame from the PTY host. The host reads the PTY on its own core and sends what piled
+   * up since its last frame: larger frames mean fewer wakeups and less per-MiB work in the server.
+   */
+  MaxFrameBytes: 256 * 1024,
+  /**
+   * A server this far behind the host's log pauses the PTY (the program blocks, as it would on a slow
+   * terminal) instead of letting the host's bounded log drop bytes the server never got; reading
+   * resumes once it is back within ResumeBelowBytes. Capped at half the session's log.
+   */
+  PauseAboveBytes: 4 * 1024 * 1024,
+  ResumeBelowBytes: 1024 * 1024,
+  /** A connection must finish the handshake within this, or it is dropped. */
+  HandshakeTimeoutMs: 2000,
+  /** Connections still in their handshake beyond this many are refused at once (a flood of them is an attack). */
+  MaxPendingConnections: 32,
+  /**
+   * With no session and no server connected for this long, the host exits. Long enough that a server
+   * restarting (or a test's next server) finds the same host; short enough not to linger.
+   */
+  IdleExitMs: 3000,
+  /** How long a server waits for a host it started to listen. */
+  StartTimeoutMs: 10_000,
+  /** Released sessions whose shell ignores SIGHUP get SIGKILL after this. */
+  ReleaseKillMs: 1000,
+  /**
+   * How often the host checks that its socket is still there: a host whose socket was removed (its
+   * home deleted) can never be reached again, so it ends its sessions and exits instead of lingering.
+   */
+  SocketCheckMs: 5000,
+} as const;

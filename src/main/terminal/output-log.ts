@@ -39,6 +39,18 @@ export class OutputLog {
     this.total = offset;
   }
 
+  /**
+   * The bytes before `offset` that this log has not got are lost for good (a backend dropped them
+   * before we read them): everything held is let go and the log continues at `offset`. Readers behind
+   * it see the gap as they would an eviction.
+   */
+  skipTo(offset: number): void {
+    if (offset <= this.total) return;
+    this.segments.length = 0;
+    this.channelRuns.length = 0;
+    this.total = offset;
+  }
+
   append(chunk: Uint8Array, channel = 1): void {
     if (chunk.length === 0) return;
     const lastRun = this.channelRuns[this.channelRuns.length - 1];

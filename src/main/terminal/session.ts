@@ -3,8 +3,8 @@ import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BackendKind, SessionSummary, ShellState } from '../../shared/types';
-import type { Backend, ProcessExit, TerminalProcess } from './backends/backend';
-import { TmuxProcess, type TmuxBackend } from './backends/tmux-backend';
+import type { AdoptableProcess, Backend, DurableBackend, ProcessExit, TerminalProcess } from './backends/backend';
+import type { SavedSession } from './durable-state';
 import { CommandConstants, ScreenConstants, SessionConstants } from './constants';
 import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
 import { Emitter } from './emitter';
@@ -35,16 +35,23 @@ export interface SessionSpec {
   scrollbackLines?: number;
   floor: FloorMode;
   noChangeTimeoutSecs: number;
-  /** `expiring` sessions are reclaimed first and never use tmux (AIO's `retention`). */
+  /** `expiring` sessions are reclaimed first and never outlive ptydeck (AIO's `retention`). */
   retention?: 'persistent' | 'expiring';
   teardownGraceMs?: number;
-  /** Which terminal backs the PTY: a native node-pty, or a tmux session that outlives ptydeck. */
-  backend?: 'native' | 'tmux';
+  /** Which terminal backs the PTY: node-pty in this process, or one that outlives ptydeck (the PTY host, tmux). */
+  backend?: 'native' | 'host' | 'tmux';
   /** A session re-adopted after a restart keeps its marker nonce and environment tag. */
   identity?: { nonce: string; envTag: string };
   createdAt?: string;
-  /** Adopted from a tmux session an earlier ptydeck started. */
+  /** Taken over from a terminal an earlier ptydeck started (PTY host or tmux). */
   restored?: boolean;
+}
+
+/** Where a session's terminal can come from: in-process node-pty, pipes, and the durable backends. */
+export interface SessionBackends {
+  pty: Backend;
+  pipe: Backend;
+  durable: Partial<Record<'host' | 'tmux', DurableBackend>>;
 }
 
 export interface SessionEvents extends Record<string, unknown> {
@@ -111,7 +118,7 @@ export class Session {
 
   constructor(
     readonly spec: SessionSpec,
-    private readonly backends: { pty: Backend; pipe: Backend; tmux?: TmuxBackend },
+    private readonly backends: SessionBackends,
   ) {
     this.createdAt = spec.createdAt ? new Date(spec.createdAt) : new Date();
     this.cols = spec.cols;
@@ -150,17 +157,45 @@ export class Session {
 
   get backendKind(): BackendKind {
     if (this.mode === 'pipe') return 'pipe';
-    return this.spec.backend === 'tmux' ? 'tmux' : this.backends.pty.kind;
+    return this.spec.backend === 'tmux' || this.spec.backend === 'host' ? this.spec.backend : this.backends.pty.kind;
   }
 
-  get isTmux(): boolean {
-    return this.backendKind === 'tmux';
+  /** Its terminal outlives ptydeck (PTY host or tmux): quitting leaves it running for the next start. */
+  get isDurable(): boolean {
+    const kind = this.backendKind;
+    return kind === 'tmux' || kind === 'host';
+  }
+
+  private get durableBackend(): DurableBackend | undefined {
+    const kind = this.backendKind;
+    return kind === 'tmux' || kind === 'host' ? this.backends.durable[kind] : undefined;
+  }
+
+  /** What a restart needs to take this session back (null until its shell has an identity). */
+  savedState(): SavedSession | null {
+    const identity = this.identity;
+    if (this.closed || !identity) return null;
+    return {
+      id: this.id,
+      owner: this.owner,
+      origin: this.spec.origin,
+      cwd: this.spec.cwd,
+      cols: this.cols,
+      rows: this.rows,
+      createdAt: this.createdAt.toISOString(),
+      noChangeTimeoutSecs: this.noChangeTimeoutSecs,
+      retention: this.spec.retention,
+      floor: this.floor.mode,
+      nonce: identity.nonce,
+      envTag: identity.envTag,
+      ...(this.spec.command !== undefined ? { command: this.spec.command } : {}),
+    };
   }
 
   /** What a restart needs to recognise this session's markers and processes again. */
   get identity(): { nonce: string; envTag: string } | null {
-    const nonce = this.launch?.nonce ?? this.spec.identity?.nonce;
-    return nonce ? { nonce, envTag: this.envTag } : null;
+    const nonce = this.launch?.nonce ?? this.spec.identity?.nonce ?? (this.spec.command !== undefined ? '' : undefined);
+    return nonce !== undefined ? { nonce, envTag: this.envTag } : null;
   }
 
   get started(): boolean {
@@ -195,8 +230,8 @@ export class Session {
   get screen(): ScreenMirror {
     if (!this.screenMirror) {
       const first = this.sizeAt(this.log.start);
-      // The headless screen answers terminal queries, unless tmux (which answers them itself) or no PTY.
-      const answer = this.proc && this.proc.isTty && !(this.proc instanceof TmuxProcess) ? (reply: string) => this.proc?.write(reply) : null;
+      // The headless screen answers terminal queries, unless the terminal does (tmux) or there is no PTY.
+      const answer = this.proc && this.proc.isTty && !this.proc.answersQueries ? (reply: string) => this.proc?.write(reply) : null;
       const mirror = new ScreenMirror(this.log, first.cols, first.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer);
       for (const r of this.sizeHistory) if (r.offset > this.log.start) mirror.noteResize(r.cols, r.rows, r.offset);
       this.screenMirror = mirror;
@@ -234,15 +269,18 @@ export class Session {
       this.followShellIntegration(this.launch.nonce);
     }
     const backend = mode === 'pipe' ? this.backends.pipe : this.ptyBackend();
-    const proc = backend.spawn({ sessionId: this.id, file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows });
+    const spawnSpec = { sessionId: this.id, file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows };
+    const durable = backend.kind === 'host' || backend.kind === 'tmux';
+    const proc = backend.spawn(durable ? { ...spawnSpec, record: this.savedState() ?? undefined, logBytes: this.spec.logBytes } : spawnSpec);
     this.attachProcess(proc);
   }
 
   /**
-   * Takes over a tmux session that an earlier ptydeck started: its output since the oldest segment kept
-   * is read into the log (offsets as before), so markers, commands and the screen are rebuilt from it.
+   * Takes over a terminal that an earlier ptydeck started (PTY host or tmux): the output its backend
+   * still holds is read into the log at the same offsets, so markers, commands and the screen are
+   * rebuilt from it.
    */
-  adopt(proc: TmuxProcess): void {
+  adopt(proc: AdoptableProcess): void {
     if (this.proc) return;
     this.mode = 'pty';
     const nonce = this.spec.identity?.nonce;
@@ -253,31 +291,36 @@ export class Session {
 
   private attachProcess(proc: TerminalProcess): void {
     this.proc = proc;
-    this.shellStartTime = readStat(proc.pid)?.startTime;
+    // A terminal started in another process has its pid a moment later.
+    if (proc.pid > 0) this.shellStartTime = readStat(proc.pid)?.startTime;
+    else void proc.started?.then(() => (this.shellStartTime = proc.pid > 0 ? readStat(proc.pid)?.startTime : undefined));
     // A mirror made before the process existed could not answer queries; the next use makes a new one.
     this.screenMirror?.dispose();
     this.screenMirror = null;
-    proc.onData((data, channel) => this.onOutput(data, channel));
+    proc.onData((data, channel, offset) => this.onOutput(data, channel, offset));
     proc.onExit((e) => this.onExit(e));
-    if (proc instanceof TmuxProcess) proc.begin();
+    (proc as Partial<AdoptableProcess>).begin?.();
     this.changed();
   }
 
   private ptyBackend(): Backend {
-    if (this.spec.backend !== 'tmux') return this.backends.pty;
-    if (!this.backends.tmux) throw new UnsupportedError('this session asks for the tmux backend, which is not available');
-    return this.backends.tmux;
+    const kind = this.spec.backend;
+    if (kind !== 'tmux' && kind !== 'host') return this.backends.pty;
+    const backend = this.backends.durable[kind];
+    if (!backend) throw new UnsupportedError(`this session asks for the ${kind === 'host' ? 'PTY host' : 'tmux'} backend, which is not available`);
+    return backend;
   }
 
-  /** ptydeck is quitting: stop following a tmux session but leave it running. */
+  /** ptydeck is quitting: stop following a durable terminal but leave it running. */
   detach(): void {
-    if (this.proc instanceof TmuxProcess) this.proc.detach();
+    (this.proc as Partial<AdoptableProcess> | null)?.detach?.();
     this.closed = true;
     this.dispose();
   }
 
   /** Resolves once the shell has printed its first prompt (immediately for non-interactive sessions). */
   async ready(timeoutMs: number = CommandConstants.ShellStartTimeoutMs): Promise<boolean> {
+    await this.proc?.started;
     if (!this.launch) return this.isAlive;
     return this.commands.whenReady(timeoutMs);
   }
@@ -409,7 +452,7 @@ export class Session {
       command: cmd ? cmd.info() : null,
       waitingForInput: this.waitingForInput,
       attached: this.attachments,
-      durable: this.backendKind === 'tmux',
+      durable: this.isDurable,
       restored: this.spec.restored === true,
     };
   }
@@ -430,7 +473,7 @@ export class Session {
         // The shell is gone, but what it started may not be.
         report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime }, { graceMs: this.spec.teardownGraceMs });
       }
-      if (this.isTmux) this.backends.tmux?.destroy(this.id);
+      if (this.isDurable) this.durableBackend?.destroy(this.id);
       this.dispose();
       this.events.emit('closed', report);
       return report;
@@ -441,14 +484,16 @@ export class Session {
 
   /** Synchronous last resort on process exit. */
   killNow(): void {
-    // tmux sessions are meant to outlive ptydeck.
-    if (!this.proc || this.isTmux) return;
+    // Durable sessions are meant to outlive ptydeck.
+    if (!this.proc || this.isDurable) return;
     killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag, notBefore: this.shellStartTime });
     this.proc.kill('SIGKILL');
     this.dispose();
   }
 
-  private onOutput(data: Buffer, channel: number): void {
+  private onOutput(data: Buffer, channel: number, at?: number): void {
+    // A backend that numbers its bytes (the PTY host) may have dropped some we never got: skip to them.
+    if (at !== undefined && at > this.log.end) this.log.skipTo(at);
     const offset = this.log.end;
     this.log.append(data, channel);
     this.scanner?.feed(data, offset);
@@ -496,7 +541,7 @@ export class Session {
   }
 
   private dispose(): void {
-    if (this.proc instanceof TmuxProcess) this.proc.detach();
+    (this.proc as Partial<AdoptableProcess> | null)?.detach?.();
     this.launch?.dispose();
     if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });
     this.scriptDir = null;

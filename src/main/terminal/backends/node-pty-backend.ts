@@ -98,6 +98,14 @@ class NodePtyProcess implements TerminalProcess {
     }
   }
 
+  pause(): void {
+    if (!this.exited) this.proc.pause();
+  }
+
+  resume(): void {
+    if (!this.exited) this.proc.resume();
+  }
+
   kill(signal: NodeJS.Signals = 'SIGHUP'): void {
     if (this.exited) return;
     try {
