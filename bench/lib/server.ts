@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HostBackend } from '../../src/main/terminal/backends/host-backend';
 import { onCleanup } from './cleanup';
 
 /**
@@ -23,6 +24,8 @@ export interface BenchServer {
   log(): string;
   /** The pid of the server's own tmux server (tmux backend), whose CPU is not in the server's. */
   tmuxPid(): number | null;
+  /** The pid of the PTY host serving this server's home (PTY host backend), whose CPU is not in the server's. */
+  hostPid(): number | null;
   stop(): Promise<void>;
 }
 
@@ -30,12 +33,14 @@ const REPO = join(__dirname, '..', '..');
 
 /**
  * Limits every case needs raised: 100 sessions at once, created faster than 120 a minute, many sockets.
- * And the backend pinned to node-pty (the architecture the figures are about; `auto` would pick tmux
- * wherever tmux is installed, so figures would change with the machine): cases that measure the tmux
+ * And the backend pinned to the PTY host (the default, `auto`; pinned so that a host that cannot start
+ * fails the case instead of quietly measuring node-pty in the server): cases that measure another
  * backend ask for it explicitly.
  */
+export type BenchBackend = 'host' | 'native' | 'tmux';
+
 export const BenchLimits: Record<string, string> = {
-  AIO_SHELL_BACKEND: 'native',
+  AIO_SHELL_BACKEND: 'host',
   AIO_SHELL_MAX_SESSIONS: '250',
   PTYDECK_MAX_CREATES_PER_MINUTE: '100000',
   PTYDECK_MAX_SOCKETS: '1000',
@@ -82,10 +87,14 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
         clearTimeout(killer);
       }
       killTmux();
+      // The PTY host keeps durable sessions for the next server by design: a case ends it with its server.
+      await new HostBackend(home).shutdownHost();
       rmSync(home, { recursive: true, force: true });
       rmSync(cwd, { recursive: true, force: true });
     },
     () => {
+      const host = hostPidOf(home);
+      if (host) process.kill(host, 'SIGKILL');
       proc.kill('SIGKILL');
       killTmux();
       rmSync(home, { recursive: true, force: true });
@@ -147,6 +156,16 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
       const pid = Number.parseInt(r.stdout ?? '', 10);
       return Number.isInteger(pid) && pid > 0 ? pid : null;
     },
+    hostPid: () => hostPidOf(home),
     stop: undo,
   };
+}
+
+function hostPidOf(home: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(join(home, 'ptyhost', 'host.lock'), 'utf8'), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
 }

@@ -4,6 +4,7 @@ import type { LogCursor } from '../terminal/output-hub';
 import type { Session } from '../terminal/session';
 import { incompleteTailLength, leadingContinuationLength } from '../terminal/utf8';
 import { ApiError } from './errors';
+import { outputJsonFrame } from './json-frame';
 import type { ApiContext, Door, UpgradeRequest, WsRoute } from './server';
 import { asBuffer, asText, attachCursor, isOpen, jsonObject, keepalive, sendJson, sendRaw } from './ws-util';
 
@@ -193,8 +194,7 @@ async function serveTerminal(up: UpgradeRequest, session: Session, q: AttachQuer
   sendJson(ws, { type: 'ready', session_id: session.id, transport: q.transport, backend: session.backendKind, resumed });
 
   const json = q.transport === 'json';
-  const sendBytes = (payload: Buffer, flushed: () => void): void =>
-    json ? sendRaw(ws, JSON.stringify({ type: 'output', data: payload.toString('utf8') }), flushed) : sendRaw(ws, payload, flushed);
+  const sendBytes = (payload: Buffer, flushed: () => void): void => (json ? sendRaw(ws, outputJsonFrame(payload), flushed, true) : sendRaw(ws, payload, flushed));
 
   let from: number;
   const restoring = q.durable && q.restore && resumed;

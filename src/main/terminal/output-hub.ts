@@ -105,6 +105,11 @@ export class LogCursor implements OutputReader {
     this.stopped = true;
   }
 
+  /** The last pump stopped at a gate (watermark or the door's own) with output still to send. */
+  get isBlocked(): boolean {
+    return this.blocked;
+  }
+
   /** Bytes handed to the transport that it has not flushed yet. */
   get unflushed(): number {
     return this.inflight;
