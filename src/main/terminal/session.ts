@@ -353,6 +353,16 @@ export class Session {
     }
   }
 
+  /** The backend can tell when every byte the terminal holds has reached the log (see drainOutput). */
+  get canDrain(): boolean {
+    return typeof this.proc?.drain === 'function';
+  }
+
+  /** Resolves once every byte the terminal held at the call is in the log. */
+  async drainOutput(): Promise<void> {
+    await this.proc?.drain?.();
+  }
+
   setWaitingForInput(waiting: boolean): void {
     if (waiting === this.waitingForInput) return;
     this.waitingForInput = waiting;

@@ -47,6 +47,11 @@ export interface TerminalProcess {
   onData(listener: (data: Buffer, channel: number, offset?: number) => void): void;
   /** Fires once, after the last output has been delivered. */
   onExit(listener: (exit: ProcessExit) => void): void;
+  /**
+   * Resolves once every byte the terminal held when it was called has been delivered to onData (the
+   * reader has drained the PTY). Absent where that cannot be known (tmux relays through files).
+   */
+  drain?(): Promise<void>;
   /** Stop and resume reading the terminal (a reader that cannot keep up; the program then blocks). */
   pause?(): void;
   resume?(): void;

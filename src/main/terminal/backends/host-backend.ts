@@ -212,6 +212,10 @@ export class HostProcess implements AdoptableProcess, HandleListener {
     for (const l of this.exitListeners.splice(0)) l(e);
   }
 
+  drain(): Promise<void> {
+    return this.ended || this.detached ? Promise.resolve() : this.client.sync(this.handle);
+  }
+
   write(data: string | Uint8Array): void {
     if (this.ended || this.detached) return;
     this.client.input(this.handle, typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength));

@@ -43,6 +43,8 @@ export class HostClient {
   private nextHandle = 1;
   private closed = false;
   private readonly closeListeners: (() => void)[] = [];
+  private readonly syncs = new Map<number, () => void>();
+  private nextSync = 1;
 
   private constructor(
     private readonly socket: Socket,
@@ -60,6 +62,8 @@ export class HostClient {
       const all = [...this.listeners.values()];
       this.listeners.clear();
       for (const l of all) l.exit({ exitCode: null, signal: null });
+      for (const done of this.syncs.values()) done();
+      this.syncs.clear();
       for (const l of this.closeListeners) l();
     });
   }
@@ -154,6 +158,12 @@ export class HostClient {
   }
 
   private onFrame(type: FrameType, body: Buffer): void {
+    if (type === FrameType.Synced) {
+      const token = body.readUInt32LE(4);
+      this.syncs.get(token)?.();
+      this.syncs.delete(token);
+      return;
+    }
     const handle = body.readUInt32LE(0);
     const l = this.listeners.get(handle);
     if (!l) return;
@@ -224,6 +234,18 @@ export class HostClient {
   /** Stops routing a handle's frames here (the session is being let go, not ended). */
   forget(handle: number): void {
     this.listeners.delete(handle);
+  }
+
+  /** Resolves once the host has sent every byte the handle's PTY held at the call (see SYNC). */
+  sync(handle: number): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const token = this.nextSync++ >>> 0;
+    const rest = Buffer.allocUnsafe(4);
+    rest.writeUInt32LE(token, 0);
+    return new Promise((resolve) => {
+      this.syncs.set(token, resolve);
+      this.send(handleFrame(FrameType.Sync, handle, rest));
+    });
   }
 
   shutdownHost(): void {

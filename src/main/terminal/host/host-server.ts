@@ -195,6 +195,12 @@ class HostConnection implements OutputSink {
     this.send(handleFrame(FrameType.Exit, handle, body));
   }
 
+  synced(handle: number, token: number): void {
+    const body = Buffer.allocUnsafe(4);
+    body.writeUInt32LE(token, 0);
+    this.send(handleFrame(FrameType.Synced, handle, body));
+  }
+
   private send(buf: Buffer): void {
     if (!this.socket.destroyed) this.socket.write(buf);
   }
@@ -231,6 +237,11 @@ class HostConnection implements OutputSink {
       }
     }
     const session = this.handles.get(handle);
+    if (type === FrameType.Sync && !session) {
+      // Nothing to wait for, but the client waits for an answer.
+      if (rest.length === 4) this.synced(handle, rest.readUInt32LE(0));
+      return;
+    }
     if (!session) return; // released meanwhile, or never ours: nothing to do
     switch (type) {
       case FrameType.Input:
@@ -246,6 +257,10 @@ class HostConnection implements OutputSink {
         session.proc.kill(sig);
         return;
       }
+      case FrameType.Sync:
+        if (rest.length !== 4) throw new ProtocolError('bad sync');
+        session.sync(this, rest.readUInt32LE(0));
+        return;
       case FrameType.Record:
         session.record = parseJson(rest);
         return;

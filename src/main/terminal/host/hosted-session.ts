@@ -16,6 +16,7 @@ export interface OutputSink {
   /** Hands one OUTPUT frame to the connection; `flushed` runs once the kernel has it. */
   output(handle: number, offset: number, payload: Buffer, flushed: () => void): void;
   exit(handle: number, exit: ProcessExit): void;
+  synced(handle: number, token: number): void;
 }
 
 interface Attachment {
@@ -23,6 +24,8 @@ interface Attachment {
   handle: number;
   cursor: LogCursor;
   exitSent: boolean;
+  /** SYNC tokens to answer once the cursor has sent everything read so far. */
+  syncs: number[];
 }
 
 export class HostedSession {
@@ -69,6 +72,7 @@ export class HostedSession {
       sink,
       handle,
       exitSent: false,
+      syncs: [],
       cursor: new LogCursor({
         log: this.log,
         from: Math.min(Math.max(from, this.log.start), this.log.end),
@@ -99,6 +103,23 @@ export class HostedSession {
     this.checkFlow();
   }
 
+  /**
+   * Answers once every byte the PTY holds now has been read and handed to the connection: one turn of
+   * the loop reads the PTY dry (its poll phase), the flush sends it, and SYNCED follows those frames.
+   */
+  sync(sink: OutputSink, token: number): void {
+    setImmediate(() => {
+      const att = this.attachment;
+      if (!att || att.sink !== sink) {
+        sink.synced(0, token);
+        return;
+      }
+      att.syncs.push(token);
+      this.hub.flush();
+      this.checkFlow();
+    });
+  }
+
   isAttachedTo(sink: OutputSink): boolean {
     return this.attachment?.sink === sink;
   }
@@ -115,6 +136,7 @@ export class HostedSession {
       this.paused = false;
       this.proc.resume?.();
     }
+    if (att && att.syncs.length && att.cursor.offset >= this.log.end) for (const t of att.syncs.splice(0)) att.sink.synced(att.handle, t);
     if (att && this.exit && !att.exitSent && att.cursor.offset >= this.log.end) {
       att.exitSent = true;
       att.sink.exit(att.handle, this.exit);

@@ -20,11 +20,13 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  *   KILL      u32 handle · u8 signal number       the shell itself, the PTY's way (node-pty kill)
  *   RECORD    u32 handle · JSON                   what a restart needs to take the session back
  *   RELEASE   u32 handle                          closed for good: end the shell if need be, forget it
+ *   SYNC      u32 handle · u32 token              answer SYNCED once every byte the PTY holds now is sent
  *   SHUTDOWN                                      end every session and exit
  * and the host answers:
  *   SPAWNED   u32 handle · u32 pid · f64 start time (clock ticks), or u32 0 · UTF-8 error
  *   OUTPUT    u32 handle · u64 offset · bytes     every output frame says where its bytes sit in the log
  *   EXIT      u32 handle · i32 exit code (-1: none) · i32 signal (0: none)
+ *   SYNCED    u32 handle · u32 token              (after the OUTPUT frames it vouches for)
  *
  * Frames on one connection are handled in order, so INPUT may follow SPAWN at once: the host has the
  * terminal by the time it reads the INPUT.
@@ -49,9 +51,11 @@ export const enum FrameType {
   Record = 15,
   Release = 16,
   Shutdown = 17,
+  Sync = 18,
   Spawned = 30,
   Output = 31,
   Exit = 32,
+  Synced = 33,
 }
 
 /** Bytes before an OUTPUT frame's payload: length, type, handle, offset. */
