@@ -12,7 +12,7 @@ import { Floor, type FloorMode, type Writer } from './floor';
 import { MarkerScanner, type Marker } from './marker-scanner';
 import { OutputHub, type OutputReader } from './output-hub';
 import { OutputLog } from './output-log';
-import { foregroundPgid, hasProcfs, readStat, signalGroup } from './processes';
+import { foregroundPgid, hasProcfs, pidClock, readStat, signalGroup } from './processes';
 import { ScreenMirror } from './screen';
 import { runSend, SendActiveError, type SendOptions, type SendResult } from './send';
 import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
@@ -111,6 +111,8 @@ export class Session {
   private readonly sizeHistory: { offset: number; cols: number; rows: number }[] = [];
   /** Clock ticks at the shell's start (for teardown: nothing older carries this session's tag). */
   private shellStartTime: number | undefined;
+  /** The pid clock when the shell started (teardown reads only processes younger than it). */
+  private pidMark: { pid: number; wraps: number } | undefined;
   /** The exit status the shell announced in its EXIT trap, if it did. */
   private reportedExitCode: number | null = null;
   private readonly envTag: string;
@@ -292,8 +294,14 @@ export class Session {
   private attachProcess(proc: TerminalProcess): void {
     this.proc = proc;
     // A terminal started in another process has its pid a moment later.
-    if (proc.pid > 0) this.shellStartTime = readStat(proc.pid)?.startTime;
-    else void proc.started?.then(() => (this.shellStartTime = proc.pid > 0 ? readStat(proc.pid)?.startTime : undefined));
+    const noteShell = (): void => {
+      if (proc.pid <= 0) return;
+      this.shellStartTime = readStat(proc.pid)?.startTime;
+      // An adopted shell may be older than a pid wrap this process never saw: no mark, full scans.
+      if (this.spec.restored !== true) this.pidMark = { pid: proc.pid, wraps: pidClock.wraps };
+    };
+    if (proc.pid > 0) noteShell();
+    else void proc.started?.then(noteShell);
     // A mirror made before the process existed could not answer queries; the next use makes a new one.
     this.screenMirror?.dispose();
     this.screenMirror = null;
@@ -476,12 +484,12 @@ export class Session {
       if (this.proc && !this.exit) {
         const proc = this.proc;
         report = await teardownTree(
-          { shellPid: proc.pid, envTag: this.envTag, notBefore: this.shellStartTime },
+          { shellPid: proc.pid, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark },
           { graceMs: this.spec.teardownGraceMs, killShell: () => proc.kill('SIGHUP') },
         );
       } else if (this.proc) {
         // The shell is gone, but what it started may not be.
-        report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime }, { graceMs: this.spec.teardownGraceMs });
+        report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark }, { graceMs: this.spec.teardownGraceMs });
       }
       if (this.isDurable) this.durableBackend?.destroy(this.id);
       this.dispose();
