@@ -97,7 +97,8 @@ test('a server killed with SIGKILL mid-stream comes back with every session; a c
   const listed = await (await fetch(`${url}/api/sessions/${id}`, { headers: admin(agent) })).json();
   expect(listed).toMatchObject({ id, owner: 'builder', backend: 'host', durable: true, restored: true });
   await client.connect(url, agent, id);
-  await until(() => client.text().includes('DONE-42'), 20000, 20);
+  // (A loaded machine runs the loop slowly: the test's own timeout bounds the wait.)
+  expect(await until(() => client.text().includes('DONE-42'), 80000, 20)).toBe(true);
   client.ws.close();
 
   expect(client.gaps).toEqual([]);
@@ -117,7 +118,7 @@ test('a server killed with SIGKILL mid-stream comes back with every session; a c
   expect(exec.data.output).toBe('third-life');
   expect((await fetch(`${url}/pty/${id}`, { method: 'DELETE', headers: { 'X-EXECD-ACCESS-TOKEN': agent } })).status).toBe(200);
   await stopServer('SIGTERM');
-}, 90000);
+}, 150_000);
 
 /** Connects to the host's socket as a raw client; resolves with the socket once connected. */
 function rawConnect(): Promise<Socket> {

@@ -35,6 +35,34 @@ export const ScreenConstants = {
    */
   RebuildAboveBytes: 4 * 1024 * 1024,
   RebuildTailBytes: 1024 * 1024,
+  /**
+   * Bytes per step when the screen catches up on its own (after output went quiet): small enough that
+   * one step blocks the event loop well under a millisecond or two (the parser does ~50 MiB/s), so an
+   * exec or a keystroke arriving meanwhile waits at most that long. A catch-up someone waits for (a
+   * snapshot, a viewport) takes CatchUpChunkBytes steps.
+   */
+  IdleCatchUpSliceBytes: 32 * 1024,
+  /** Approximate bytes per cell of the headless buffer (xterm keeps three 32-bit words a cell). */
+  BytesPerCell: 12,
+} as const;
+
+export const MemoryConstants = {
+  /**
+   * default: memory for all sessions' output logs and headless screens together (PTYDECK_MEMORY_BUDGET_BYTES).
+   * Above it, screens nobody watches are dropped (rebuilt from the log when asked for), then cold log
+   * segments go to disk, least recently active sessions first.
+   */
+  DefaultBudgetBytes: 160 * 1024 * 1024,
+  /**
+   * Each session keeps up to this much of its newest output in memory (a screen rebuild reads 1 MiB),
+   * less when the budget shared out over the sessions is smaller, but never less than MinHotTailBytes
+   * (a command's output is rendered from a 256 KiB window).
+   */
+  HotTailBytes: 1024 * 1024,
+  MinHotTailBytes: 256 * 1024,
+  /** The budget is checked this often, and whenever logs grew by a sixteenth of it since the last check. */
+  CheckMs: 1000,
+  GrowthChecksPerBudget: 16,
 } as const;
 
 export const CommandConstants = {

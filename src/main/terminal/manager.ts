@@ -12,7 +12,8 @@ import { TmuxBackend } from './backends/tmux-backend';
 import { DurableState, type SavedSession } from './durable-state';
 import { HostUnavailableError } from './host/host-client';
 import { hostEntryPath } from './host/launch';
-import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants, WaitMonitorConstants } from './constants';
+import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants, WaitMonitorConstants, MemoryConstants } from './constants';
+import { MemoryBudget, spillDirIn } from './memory-budget';
 import { Emitter } from './emitter';
 import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
 import type { FloorMode } from './floor';
@@ -23,6 +24,8 @@ export interface ManagerConfig {
   maxSessions: number;
   idleTimeoutSecs: number;
   logBytes: number;
+  /** All sessions' logs and screens together (see memory-budget.ts). */
+  memoryBudgetBytes: number;
   scrollbackLines: number;
   noChangeTimeoutSecs: number;
   teardownGraceMs: number;
@@ -41,6 +44,7 @@ export const defaultManagerConfig = (): ManagerConfig => ({
   maxSessions: SessionConstants.DefaultMaxSessions,
   idleTimeoutSecs: SessionConstants.DefaultIdleTimeoutSecs,
   logBytes: OutputLogConstants.DefaultCapacityBytes,
+  memoryBudgetBytes: MemoryConstants.DefaultBudgetBytes,
   scrollbackLines: ScreenConstants.DefaultScrollbackLines,
   noChangeTimeoutSecs: CommandConstants.DefaultNoChangeTimeoutSecs,
   teardownGraceMs: TeardownConstants.GraceMs,
@@ -115,6 +119,7 @@ export class SessionManager {
   private readonly creating = new Map<string, Promise<{ session: Session; created: boolean }>>();
   private readonly backends: SessionBackends;
   private readonly saveTimers = new Map<'host' | 'tmux', NodeJS.Timeout>();
+  readonly memory: MemoryBudget;
   private readonly reaper: NodeJS.Timeout;
   private readonly waitMonitor: NodeJS.Timeout;
   private readonly waitSeenAt = new WeakMap<Session, number>();
@@ -123,6 +128,7 @@ export class SessionManager {
     this.config = { ...defaultManagerConfig(), ...config };
     this.backends = { pty: backends?.pty ?? new NodePtyBackend(), pipe: backends?.pipe ?? new PipeBackend(), durable: {} };
     const { backend, stateDir } = this.config;
+    this.memory = new MemoryBudget(this.config.memoryBudgetBytes, () => this.list(), spillDirIn(stateDir));
     if (stateDir && (backend === 'auto' || backend === 'host') && hostEntryPath()) {
       this.backends.durable.host = new HostBackend(stateDir);
     }
@@ -202,7 +208,7 @@ export class SessionManager {
       backend: this.chooseBackend(req),
     };
     if (spec.backend === 'host') spec.backend = await this.connectHost();
-    const session = new Session(spec, this.backends);
+    const session = new Session(spec, this.backends, this.memory);
     this.register(session);
     if (!req.lazy) {
       try {
@@ -308,7 +314,7 @@ export class SessionManager {
       if (!backend) continue;
       for (const { saved, proc } of await backend.survivors()) {
         if (this.sessions.has(saved.id)) continue;
-        const session = new Session(this.specFromRecord(saved, kind), this.backends);
+        const session = new Session(this.specFromRecord(saved, kind), this.backends, this.memory);
         this.register(session);
         session.adopt(proc);
         adopted.push(session);
@@ -388,6 +394,7 @@ export class SessionManager {
   dispose(): void {
     clearInterval(this.reaper);
     clearInterval(this.waitMonitor);
+    this.memory.dispose();
     for (const t of this.saveTimers.values()) clearTimeout(t);
     this.saveTimers.clear();
     for (const b of Object.values(this.backends.durable)) b?.dispose();

@@ -117,10 +117,14 @@ export class Session {
   private reportedExitCode: number | null = null;
   private readonly envTag: string;
   private readonly shellKind: ShellKind;
+  /** Terminal queries up to here were answered by a screen since dropped (its successor stays silent on them). */
+  private queriesAnsweredTo = 0;
 
   constructor(
     readonly spec: SessionSpec,
     private readonly backends: SessionBackends,
+    /** Told of every byte appended, so the sessions' shared memory budget can act in time. */
+    private readonly memory: { noteGrowth(bytes: number): void } | null = null,
   ) {
     this.createdAt = spec.createdAt ? new Date(spec.createdAt) : new Date();
     this.cols = spec.cols;
@@ -234,11 +238,42 @@ export class Session {
       const first = this.sizeAt(this.log.start);
       // The headless screen answers terminal queries, unless the terminal does (tmux) or there is no PTY.
       const answer = this.proc && this.proc.isTty && !this.proc.answersQueries ? (reply: string) => this.proc?.write(reply) : null;
-      const mirror = new ScreenMirror(this.log, first.cols, first.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer);
+      const mirror = new ScreenMirror(this.log, first.cols, first.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer, this.queriesAnsweredTo);
       for (const r of this.sizeHistory) if (r.offset > this.log.start) mirror.noteResize(r.cols, r.rows, r.offset);
       this.screenMirror = mirror;
     }
     return this.screenMirror;
+  }
+
+  /** Memory of the headless screen, 0 when there is none (for the memory budget). */
+  get screenBytes(): number {
+    return this.screenMirror?.estimatedBytes() ?? 0;
+  }
+
+  get logResidentBytes(): number {
+    return this.log.residentBytes;
+  }
+
+  get lastActiveAt(): number {
+    return Math.max(this.lastOutput, this.lastUsedAt.getTime());
+  }
+
+  /**
+   * Drops the headless screen if nobody uses it now (no client attached, no send in progress); the
+   * next look rebuilds it from the log. Returns the bytes freed.
+   */
+  dropScreen(): number {
+    const mirror = this.screenMirror;
+    if (!mirror || this.attachments > 0 || this.sending) return 0;
+    const bytes = mirror.estimatedBytes();
+    this.queriesAnsweredTo = Math.max(this.queriesAnsweredTo, mirror.parsedOffset);
+    mirror.dispose();
+    this.screenMirror = null;
+    return bytes;
+  }
+
+  spillLog(keepBytes: number, wanted: number, dir: string | null): number {
+    return this.log.spillCold(keepBytes, wanted, dir);
   }
 
   private sizeAt(offset: number): { cols: number; rows: number } {
@@ -514,6 +549,7 @@ export class Session {
     if (at !== undefined && at > this.log.end) this.log.skipTo(at);
     const offset = this.log.end;
     this.log.append(data, channel);
+    this.memory?.noteGrowth(data.length);
     this.scanner?.feed(data, offset);
     this.lastOutput = Date.now();
     this.hub.notify(data.length);

@@ -4,6 +4,7 @@ import { HostConstants } from '../constants';
 import { commandLine, readStat } from '../processes';
 import { checkSocketPath, ensurePrivateDir, hostPaths, type HostPaths } from './host-paths';
 import { HostServer } from './host-server';
+import { spillDirIn } from '../memory-budget';
 
 /**
  * The PTY host process: one per PTYDECK_HOME, started (detached) by the first server that needs it,
@@ -40,7 +41,7 @@ export async function runHost(home: string): Promise<void> {
     cleanup();
     process.exit(0);
   };
-  const server = new HostServer({ secret, onIdle: exit, log });
+  const server = new HostServer({ secret, onIdle: exit, log, spillDir: spillDirIn(paths.dir) });
   await server.listen(paths.socket);
   chmodSync(paths.socket, 0o600);
   log(`listening on ${paths.socket}`);

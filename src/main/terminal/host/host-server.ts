@@ -3,7 +3,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import type { ProcessExit } from '../backends/backend';
 import { NodePtyBackend } from '../backends/node-pty-backend';
-import { HostConstants } from '../constants';
+import { HostConstants, MemoryConstants } from '../constants';
+import { MemoryBudget } from '../memory-budget';
 import { readStat } from '../processes';
 import { HostedSession, type OutputSink } from './hosted-session';
 import {
@@ -29,6 +30,8 @@ import {
  */
 export interface HostServerOptions {
   secret: Buffer;
+  /** Where the host's memory budget spills cold log segments (a private directory). */
+  spillDir: string | null;
   /** Called when the host should exit (idle, or told to shut down). */
   onIdle(): void;
   log(message: string): void;
@@ -43,8 +46,22 @@ export class HostServer {
   private pending = 0;
   private idleTimer: NodeJS.Timeout | null = null;
   private readonly backend = new NodePtyBackend();
+  /** The host holds logs for servers that come back: the same budget as a server's, spilling what they already have. */
+  private readonly memory: MemoryBudget;
 
   constructor(readonly opts: HostServerOptions) {
+    this.memory = new MemoryBudget(
+      MemoryConstants.DefaultBudgetBytes,
+      () =>
+        [...this.sessions.values()].map((s) => ({
+          lastActiveAt: s.lastActiveAt,
+          logResidentBytes: s.log.residentBytes,
+          screenBytes: 0,
+          dropScreen: () => 0,
+          spillLog: (keep: number, wanted: number, dir: string | null) => s.log.spillCold(keep, wanted, dir),
+        })),
+      opts.spillDir,
+    );
     this.server = createServer((socket) => this.accept(socket));
     this.server.on('error', (err) => opts.log(`listener error: ${err.message}`));
     this.checkIdle();
@@ -61,6 +78,7 @@ export class HostServer {
   }
 
   close(): void {
+    this.memory.dispose();
     this.server.close();
     for (const c of this.connections) c.destroy();
   }
@@ -107,7 +125,7 @@ export class HostServer {
       existing.end();
     }
     const proc = this.backend.spawn({ sessionId: req.id, file: req.file, args: req.args, cwd: req.cwd, env: req.env, cols: req.cols, rows: req.rows });
-    const session = new HostedSession(req.id, proc, req.logBytes, req.record, readStat(proc.pid)?.startTime ?? null);
+    const session = new HostedSession(req.id, proc, req.logBytes, req.record, readStat(proc.pid)?.startTime ?? null, this.memory);
     this.sessions.set(req.id, session);
     this.checkIdle();
     return session;

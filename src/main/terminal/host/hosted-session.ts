@@ -35,6 +35,8 @@ export class HostedSession {
   private readonly hub: OutputHub;
   private attachment: Attachment | null = null;
   private paused = false;
+  /** When output last arrived (the host's memory budget spills the least recently active first). */
+  lastActiveAt = Date.now();
 
   constructor(
     readonly id: string,
@@ -42,12 +44,15 @@ export class HostedSession {
     logBytes: number,
     public record: unknown,
     startTime: number | null,
+    memory: { noteGrowth(bytes: number): void } | null = null,
   ) {
     this.log = new OutputLog(logBytes);
     this.startTime = startTime;
     this.hub = new OutputHub(() => this.checkFlow());
     proc.onData((data) => {
+      this.lastActiveAt = Date.now();
       this.log.append(data);
+      memory?.noteGrowth(data.length);
       this.hub.notify(data.length);
       this.checkFlow();
     });
