@@ -51,6 +51,16 @@ export const throughputCase = makeThroughputCase({
   rounds: 2,
 });
 
+/** The same doors with node-pty inside the server (AIO_SHELL_BACKEND=native), the architecture before the PTY host. */
+export const throughputNativeCase = makeThroughputCase({
+  backend: 'native',
+  label: 'node-pty in the server',
+  doors: ['aio-binary', 'aio-json'],
+  sizeMiB: 64,
+  quickSizeMiB: 2,
+  rounds: 2,
+});
+
 export async function runThroughput(ctx: CaseContext, opts: ThroughputOptions): Promise<CaseOutcome> {
   const size = (ctx.quick ? opts.quickSizeMiB : opts.sizeMiB) * MiB;
   const rounds = ctx.quick ? 1 : opts.rounds;

@@ -26,6 +26,13 @@ export interface BenchServer {
   tmuxPid(): number | null;
   /** The pid of the PTY host serving this server's home (PTY host backend), whose CPU is not in the server's. */
   hostPid(): number | null;
+  /** The working directory sessions start in. */
+  cwd: string;
+  /**
+   * Kills the server with SIGKILL, as a crash would, and leaves its home (and PTY host) for a
+   * successor: startServer({}, [], { home, cwd }) on the same home takes over, cleanup included.
+   */
+  crash(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -47,9 +54,11 @@ export const BenchLimits: Record<string, string> = {
 };
 
 /** `nodeArgs`: extra flags for the server's node (e.g. --cpu-prof while investigating a figure). */
-export async function startServer(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchServer> {
-  const home = mkdtempSync(join(tmpdir(), 'ptydeck-bench-home-'));
-  const cwd = mkdtempSync(join(tmpdir(), 'ptydeck-bench-cwd-'));
+export async function startServer(env: Record<string, string> = {}, nodeArgs: string[] = [], reuse?: { home: string; cwd: string }): Promise<BenchServer> {
+  const home = reuse?.home ?? mkdtempSync(join(tmpdir(), 'ptydeck-bench-home-'));
+  const cwd = reuse?.cwd ?? mkdtempSync(join(tmpdir(), 'ptydeck-bench-cwd-'));
+  // A successor must not read its predecessor's runtime file as its own.
+  rmSync(join(home, 'runtime.json'), { force: true });
   const proc: ChildProcess = spawn(process.execPath, [...nodeArgs, join(REPO, 'bin', 'ptydeck.js'), 'serve', '--port', '0'], {
     cwd: REPO,
     env: {
@@ -78,8 +87,11 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
     const socket = join(home, 'tmux', 'server.sock');
     if (existsSync(socket)) spawnSync('tmux', ['-S', socket, 'kill-server'], { stdio: 'ignore', timeout: 5000 });
   };
+  // After a crash() the home belongs to the successor server: this one's cleanup must leave it alone.
+  let handedOver = false;
   const undo = onCleanup(
     async () => {
+      if (handedOver) return;
       if (proc.exitCode === null && proc.signalCode === null) {
         proc.kill('SIGTERM');
         const killer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
@@ -93,6 +105,7 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
       rmSync(cwd, { recursive: true, force: true });
     },
     () => {
+      if (handedOver) return;
       const host = hostPidOf(home);
       if (host) process.kill(host, 'SIGKILL');
       proc.kill('SIGKILL');
@@ -157,6 +170,13 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
       return Number.isInteger(pid) && pid > 0 ? pid : null;
     },
     hostPid: () => hostPidOf(home),
+    cwd,
+    async crash() {
+      proc.kill('SIGKILL');
+      await exited;
+      handedOver = true;
+      await undo();
+    },
     stop: undo,
   };
 }
