@@ -219,7 +219,8 @@ export class SessionManager {
         throw new InvalidRequestError(`could not start the shell: ${(err as Error).message}`);
       }
       if (!(await session.ready())) {
-        const why = session.exit ? `the shell exited with code ${session.exit.exitCode}` : 'the shell printed no prompt in time';
+        const spawnError = (session.process as { spawnError?: string | null } | null)?.spawnError;
+        const why = spawnError ?? (session.exit ? `the shell exited with code ${session.exit.exitCode}` : 'the shell printed no prompt in time');
         await session.close();
         throw new InvalidRequestError(`could not start the shell: ${why}`);
       }

@@ -228,6 +228,11 @@ export class Session {
     return this.proc !== null && this.exit === null && !this.closed;
   }
 
+  /** The terminal process itself (for diagnostics: why a backend could not start it). */
+  get process(): TerminalProcess | null {
+    return this.proc;
+  }
+
   get pid(): number | null {
     return this.proc?.pid ?? null;
   }

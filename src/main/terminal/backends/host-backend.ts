@@ -185,6 +185,8 @@ export class HostProcess implements AdoptableProcess, HandleListener {
     this.pid = pid;
     this.spawnError = error;
     this.markStarted();
+    // Nothing was started, so nothing will ever exit: say so now (node-pty would have thrown at once).
+    if (error) this.exit({ exitCode: null, signal: null });
   }
 
   output(offset: number, bytes: Buffer): void {
