@@ -1,3 +1,4 @@
+import { MemoryConstants } from '../../src/main/terminal/constants';
 import { barePtyMemory } from '../lib/bare-pty-memory';
 import { pairedRounds, type BenchCase, type CaseContext, type CaseOutcome } from '../lib/case';
 import { spawnDirect, spawnMarkerShell, type DirectPty } from '../lib/direct-pty';
@@ -20,8 +21,7 @@ import { fmtKiB, fmtMiB, fmtMiBs, fmtRatio, latencyRows, type Row } from '../lib
  *     aggregate MiB/s and every byte checked; against 50 node-pty `cat`s read in this process.
  */
 const CASE = '4. Scale';
-/** The server's default memory budget for logs and screens (PTYDECK_MEMORY_BUDGET_BYTES), for the row's label. */
-const BudgetMiB = 160;
+const BudgetMiB = MemoryConstants.DefaultBudgetBytes / MiB;
 
 export const scaleCase: BenchCase = {
   id: 'scale',
