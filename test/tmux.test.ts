@@ -101,6 +101,8 @@ test('a tmux session outlives kill -9 of ptydeck with nothing lost; an ended one
   expect((await call('DELETE', '/v2/pty/sessions/build')).body.success).toBe(true);
   expect(() => tmux('has-session', '-t', `=${tmuxSessionName('build')}`)).toThrow();
   expect(existsSync(join(home, 'tmux', tmuxSessionName('build')))).toBe(false);
+  // The next test starts its own server: this one must not outlive the test.
+  await killServer('SIGTERM');
 }, 90000);
 
 test('an implicit session (exec without id), an expiring one and an anonymous socket use the native PTY', async () => {

@@ -131,8 +131,17 @@ export const HostConstants = {
    * restarting (or a test's next server) finds the same host; short enough not to linger.
    */
   IdleExitMs: 3000,
-  /** How long a server waits for a host it started to listen. */
-  StartTimeoutMs: 10_000,
+  /**
+   * A host just started waits this long for its first client before it gives up: the server that
+   * started it may be slow to connect on a loaded machine, and must not find it gone.
+   */
+  FirstClientGraceMs: 30_000,
+  /** How long a server waits for a host it started to listen (a bound for failures, not a speed). */
+  StartTimeoutMs: 30_000,
+  /** Input is sent to the host in frames of at most this size (a large paste is one write for the session, several frames). */
+  InputFrameBytes: 1024 * 1024,
+  /** How long a server waits for a host it told to shut down before it kills it. */
+  ShutdownWaitMs: 5000,
   /** Released sessions whose shell ignores SIGHUP get SIGKILL after this. */
   ReleaseKillMs: 1000,
   /**

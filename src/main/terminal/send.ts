@@ -19,8 +19,10 @@ import type { Session } from './session';
  *   5. timeout.
  * A wait found in 2-3 counts once every byte the program wrote before it is in the log (the bytes that
  * led to the wait must be on the screen): the backend drains its terminal (one turn of the loop that
- * reads the PTY, wherever that runs), and no output may have come meanwhile. A backend that cannot
- * drain (tmux) must show the wait on two looks in a row instead.
+ * reads the PTY, wherever that runs), and no output may have come meanwhile. That fast path needs
+ * output since the write, which proves our input reached the terminal: a wait seen before that may be
+ * the program blocked before our bytes even arrived. Without it, or with a backend that cannot drain
+ * (tmux), the wait must show on two looks SecondLookMs apart with nothing new between them.
  */
 export const SendConstants = {
   /**
@@ -34,6 +36,8 @@ export const SendConstants = {
   /** With no output, the kernel is asked after FirstProbeMs, then at doubling intervals up to PollMs. */
   FirstProbeMs: 1,
   PollMs: 50,
+  /** Where the fast path does not apply: a wait must hold on two looks this far apart. */
+  SecondLookMs: 10,
   /** default: quiet period after which a program that is not reading is reported idle. */
   IdleMs: 3000,
   PromptGraceMs: 500,
@@ -130,8 +134,8 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
     let reason: WaitReason | null = null;
     let backoff: number = SendConstants.FirstProbeMs;
     let quieting = 0;
-    // Without a drain: the log's end when a wait was last seen (it must be seen again with nothing new).
-    let waitSeenAtLogEnd: number | null = null;
+    // Off the fast path: where the log ended, and when, when a wait was first seen (it must hold).
+    let waitSeen: { end: number; at: number } | null = null;
     while (!reason) {
       outputArrived = false;
       await pause(quieting === 0 ? backoff : quieting === 1 ? SendConstants.QuietMs : SendConstants.QuietRetryMs);
@@ -147,15 +151,16 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
       const outputSinceWrite = session.log.end > writeOffset;
       if (session.exit || session.closed) reason = 'session_exit';
       else if (waiting()) {
-        if (session.canDrain) {
+        if (session.canDrain && outputSinceWrite) {
           // Every byte written before the wait must be in: drain the terminal; nothing new may come.
           const end = session.log.end;
           await session.drainOutput();
           if (session.log.end === end && waiting()) reason = 'stdin_read';
-        } else if (waitSeenAtLogEnd === session.log.end) reason = 'stdin_read';
-        else waitSeenAtLogEnd = session.log.end;
+        } else if (waitSeen && waitSeen.end === session.log.end) {
+          if (Date.now() - waitSeen.at >= SendConstants.SecondLookMs) reason = 'stdin_read';
+        } else waitSeen = { end: session.log.end, at: Date.now() };
       } else {
-        waitSeenAtLogEnd = null;
+        waitSeen = null;
         if (outputSinceWrite && quietFor >= idleMs + (promptSeen ? SendConstants.PromptGraceMs : 0)) reason = 'inferred_idle';
         else if (Date.now() - started >= timeoutMs) reason = 'timeout';
       }

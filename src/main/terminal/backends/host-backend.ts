@@ -1,4 +1,5 @@
 import { constants as osConstants } from 'node:os';
+import { HostConstants, OutputLogConstants } from '../constants';
 import { isSavedSession, type SavedSession } from '../durable-state';
 import { HostClient, HostUnavailableError, type HandleListener } from '../host/host-client';
 import { readStat } from '../processes';
@@ -61,7 +62,7 @@ export class HostBackend implements DurableBackend {
       env: spec.env,
       cols: spec.cols,
       rows: spec.rows,
-      logBytes: spec.logBytes ?? 10 * 1024 * 1024,
+      logBytes: spec.logBytes ?? OutputLogConstants.DefaultCapacityBytes,
       record: spec.record ?? null,
     });
     return proc;
@@ -115,7 +116,7 @@ export class HostBackend implements DurableBackend {
    * Ends the host itself, with every session it still holds, and waits until it has exited (tests, and
    * whoever wants nothing left running). Sessions should be closed first: this is the last resort.
    */
-  async shutdownHost(timeoutMs = 5000): Promise<void> {
+  async shutdownHost(timeoutMs: number = HostConstants.ShutdownWaitMs): Promise<void> {
     const client = this.client ?? (await HostClient.connect(this.home, { start: false }).catch(() => null));
     if (!client?.isOpen) return;
     const pid = client.hostPid;

@@ -28,8 +28,6 @@ export interface HandleListener {
   exit(exit: ProcessExit): void;
 }
 
-/** Input is sent in frames of at most this size (a large paste is one write for the session, several frames here). */
-const InputFrameBytes = 1024 * 1024;
 
 export class HostUnavailableError extends Error {
   constructor(message: string) {
@@ -207,7 +205,8 @@ export class HostClient {
   }
 
   input(handle: number, data: Buffer): void {
-    for (let i = 0; i < data.length; i += InputFrameBytes) this.send(handleFrame(FrameType.Input, handle, data.subarray(i, i + InputFrameBytes)));
+    const step = HostConstants.InputFrameBytes;
+    for (let i = 0; i < data.length; i += step) this.send(handleFrame(FrameType.Input, handle, data.subarray(i, i + step)));
   }
 
   resize(handle: number, cols: number, rows: number): void {

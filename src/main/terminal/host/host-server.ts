@@ -45,6 +45,7 @@ export class HostServer {
   private readonly connections = new Set<HostConnection>();
   private pending = 0;
   private idleTimer: NodeJS.Timeout | null = null;
+  private everConnected = false;
   private readonly backend = new NodePtyBackend();
   /** The host holds logs for servers that come back: the same budget as a server's, spilling what they already have. */
   private readonly memory: MemoryBudget;
@@ -106,6 +107,7 @@ export class HostServer {
     };
     conn.onAuthenticated = () => {
       uncount();
+      this.everConnected = true;
       this.connections.add(conn);
       this.checkIdle();
     };
@@ -148,7 +150,7 @@ export class HostServer {
   private checkIdle(): void {
     const idle = this.sessions.size === 0 && this.connections.size === 0;
     if (idle && !this.idleTimer) {
-      this.idleTimer = setTimeout(() => this.opts.onIdle(), HostConstants.IdleExitMs);
+      this.idleTimer = setTimeout(() => this.opts.onIdle(), this.everConnected ? HostConstants.IdleExitMs : HostConstants.FirstClientGraceMs);
     } else if (!idle && this.idleTimer) {
       clearTimeout(this.idleTimer);
       this.idleTimer = null;
