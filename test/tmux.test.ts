@@ -17,6 +17,8 @@ let home: string;
 let server: ChildProcess | null = null;
 
 async function startServer(): Promise<{ url: string; token: string }> {
+  // One server at a time: a test that failed midway must not leave its server running.
+  if (server) await killServer('SIGKILL');
   rmSync(join(home, 'runtime.json'), { force: true });
   server = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'serve', '--port', '0'], {
     env: { ...process.env, PTYDECK_HOME: home, PTYDECK_TOKEN: '', AIO_SHELL_BACKEND: 'tmux' },

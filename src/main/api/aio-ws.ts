@@ -234,6 +234,7 @@ async function serveTerminal(up: UpgradeRequest, session: Session, q: AttachQuer
   const attached = attachCursor(session, ws, {
     from,
     wholeCharacters: json,
+    holdsBackTerminal: true,
     send: (payload, _channel, at, flushed) => {
       // A restored socket moves the mark as it delivers: the next reconnect gets only what it missed.
       if (restoring) relay.restoreMark = Math.max(relay.restoreMark, at + payload.length);

@@ -20,6 +20,18 @@ export const StreamConstants = {
   /** A socket with this many bytes handed to the kernel but not yet flushed is not sent more until it drains below the low mark. */
   SocketHighWatermarkBytes: 1024 * 1024,
   SocketLowWatermarkBytes: 256 * 1024,
+  /**
+   * An agent's socket this far behind the log (capped at a quarter of it) holds the terminal back when
+   * its PTY is read in another process (the PTY host) until it is within ThrottleResumeBytes again, as a
+   * slow reader of a real terminal would: otherwise the host reads far faster than the client takes, and
+   * the log drops bytes the client never got. In-process node-pty needs none: it shares the thread.
+   */
+  ThrottleAboveBytes: 4 * 1024 * 1024,
+  ThrottleResumeBytes: 1024 * 1024,
+  /** A reader that took nothing for this long has stalled: it holds nothing back (the shell runs on without it). */
+  ReaderStallMs: 2000,
+  /** While a session holds its terminal back, this often it looks again (a reader may have stalled meanwhile). */
+  ThrottleCheckMs: 50,
 } as const;
 
 export const ScreenConstants = {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { BackendKind, SessionSummary, ShellState } from '../../shared/types';
 import type { AdoptableProcess, Backend, DurableBackend, ProcessExit, TerminalProcess } from './backends/backend';
 import type { SavedSession } from './durable-state';
-import { CommandConstants, ScreenConstants, SessionConstants } from './constants';
+import { CommandConstants, ScreenConstants, SessionConstants, StreamConstants } from './constants';
 import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
 import { Emitter } from './emitter';
 import { SYSTEM, type Actor, type TerminalAction } from './actor';
@@ -127,6 +127,8 @@ export class Session {
   private readonly sizeHistory: { offset: number; cols: number; rows: number }[] = [];
   /** Clock ticks at the shell's start (for teardown: nothing older carries this session's tag). */
   private shellStartTime: number | undefined;
+  private throttled = false;
+  private throttleTimer: NodeJS.Timeout | null = null;
   /** The pid clock when the shell started (teardown reads only processes younger than it). */
   private pidMark: { pid: number; wraps: number } | undefined;
   /** The exit status the shell announced in its EXIT trap, if it did. */
@@ -148,7 +150,10 @@ export class Session {
     this.noChangeTimeoutSecs = spec.noChangeTimeoutSecs;
     this.workingDir = spec.cwd;
     this.log = new OutputLog(spec.logBytes);
-    this.hub = new OutputHub(() => this.screenMirror?.noteOutput());
+    this.hub = new OutputHub(() => {
+      this.screenMirror?.noteOutput();
+      this.checkThrottle();
+    });
     this.floor = new Floor(spec.floor);
     this.envTag = spec.identity?.envTag ?? `PTYDECK_SESSION=${spec.id}:${randomBytes(8).toString('hex')}`;
     this.shellKind = findShell(spec.shell).kind;
@@ -596,6 +601,32 @@ export class Session {
     this.dispose();
   }
 
+  /**
+   * A terminal read in another process (the PTY host) outruns a slow agent socket here: hold it back
+   * while such a socket lags far behind but reads on, as a real terminal's slow reader would.
+   */
+  private checkThrottle(): void {
+    const proc = this.proc;
+    if (!proc?.throttle) return;
+    const lag = this.hub.throttleLag(Date.now());
+    const above = Math.min(StreamConstants.ThrottleAboveBytes, this.log.capacity / 4);
+    if (!this.throttled && lag > above) {
+      this.throttled = true;
+      proc.throttle(true);
+      const recheck = (): void => {
+        if (!this.throttled) return;
+        this.checkThrottle();
+        if (this.throttled) this.throttleTimer = setTimeout(recheck, StreamConstants.ThrottleCheckMs);
+      };
+      this.throttleTimer = setTimeout(recheck, StreamConstants.ThrottleCheckMs);
+    } else if (this.throttled && lag < Math.min(StreamConstants.ThrottleResumeBytes, above / 2)) {
+      this.throttled = false;
+      if (this.throttleTimer) clearTimeout(this.throttleTimer);
+      this.throttleTimer = null;
+      proc.throttle(false);
+    }
+  }
+
   private onOutput(data: Buffer, channel: number, at?: number): void {
     // A backend that numbers its bytes (the PTY host) may have dropped some we never got: skip to them.
     if (at !== undefined && at > this.log.end) this.log.skipTo(at);
@@ -648,6 +679,8 @@ export class Session {
   }
 
   private dispose(): void {
+    if (this.throttleTimer) clearTimeout(this.throttleTimer);
+    this.throttleTimer = null;
     (this.proc as Partial<AdoptableProcess> | null)?.detach?.();
     this.launch?.dispose();
     if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });

@@ -52,6 +52,11 @@ export interface TerminalProcess {
    * reader has drained the PTY). Absent where that cannot be known (tmux relays through files).
    */
   drain?(): Promise<void>;
+  /**
+   * Holds the terminal back (true) or lets it go (false) on behalf of a slow reader in this process;
+   * only a terminal read in another process needs it (the PTY host).
+   */
+  throttle?(on: boolean): void;
   /** Stop and resume reading the terminal (a reader that cannot keep up; the program then blocks). */
   pause?(): void;
   resume?(): void;

@@ -219,6 +219,10 @@ export class HostProcess implements AdoptableProcess, HandleListener {
     return this.ended || this.detached ? Promise.resolve() : this.client.sync(this.handle);
   }
 
+  throttle(on: boolean): void {
+    if (!this.ended && !this.detached) this.client.flow(this.handle, on);
+  }
+
   write(data: string | Uint8Array): void {
     if (this.ended || this.detached) return;
     this.client.input(this.handle, typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength));

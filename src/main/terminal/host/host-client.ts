@@ -220,6 +220,11 @@ export class HostClient {
     this.send(handleFrame(FrameType.Kill, handle, Buffer.from([signal])));
   }
 
+  /** Holds the handle's PTY back for a slow client of ours (or lets it go). */
+  flow(handle: number, hold: boolean): void {
+    this.send(handleFrame(FrameType.Flow, handle, Buffer.from([hold ? 1 : 0])));
+  }
+
   record(handle: number, record: unknown): void {
     this.send(jsonFrame(FrameType.Record, handle, record));
   }

@@ -281,6 +281,10 @@ class HostConnection implements OutputSink {
         if (rest.length !== 4) throw new ProtocolError('bad sync');
         session.sync(this, rest.readUInt32LE(0));
         return;
+      case FrameType.Flow:
+        if (rest.length !== 1) throw new ProtocolError('bad flow');
+        session.hold(rest[0] === 1);
+        return;
       case FrameType.Record:
         session.record = parseJson(rest);
         return;

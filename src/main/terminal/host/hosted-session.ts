@@ -35,6 +35,8 @@ export class HostedSession {
   private readonly hub: OutputHub;
   private attachment: Attachment | null = null;
   private paused = false;
+  /** The server asked to hold the PTY back for a slow client of its own. */
+  private held = false;
   /** When output last arrived (the host's memory budget spills the least recently active first). */
   lastActiveAt = Date.now();
 
@@ -125,6 +127,11 @@ export class HostedSession {
     });
   }
 
+  hold(on: boolean): void {
+    this.held = on;
+    this.checkFlow();
+  }
+
   isAttachedTo(sink: OutputSink): boolean {
     return this.attachment?.sink === sink;
   }
@@ -134,10 +141,10 @@ export class HostedSession {
     const att = this.attachment;
     const lag = att ? this.log.end - att.cursor.offset + att.cursor.unflushed : 0;
     const pauseAbove = Math.min(HostConstants.PauseAboveBytes, this.log.capacity / 2);
-    if (!this.paused && att && lag > pauseAbove && !this.exit) {
+    if (!this.paused && att && (lag > pauseAbove || this.held) && !this.exit) {
       this.paused = true;
       this.proc.pause?.();
-    } else if (this.paused && (!att || lag < Math.min(HostConstants.ResumeBelowBytes, pauseAbove / 2))) {
+    } else if (this.paused && (!att || (!this.held && lag < Math.min(HostConstants.ResumeBelowBytes, pauseAbove / 2)))) {
       this.paused = false;
       this.proc.resume?.();
     }

@@ -21,6 +21,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  *   RECORD    u32 handle · JSON                   what a restart needs to take the session back
  *   RELEASE   u32 handle                          closed for good: end the shell if need be, forget it
  *   SYNC      u32 handle · u32 token              answer SYNCED once every byte the PTY holds now is sent
+ *   FLOW      u32 handle · u8 hold                a slow client of the server's: hold the PTY back (1) or not (0)
  *   SHUTDOWN                                      end every session and exit
  * and the host answers:
  *   SPAWNED   u32 handle · u32 pid · f64 start time (clock ticks), or u32 0 · UTF-8 error
@@ -52,6 +53,7 @@ export const enum FrameType {
   Release = 16,
   Shutdown = 17,
   Sync = 18,
+  Flow = 19,
   Spawned = 30,
   Output = 31,
   Exit = 32,
