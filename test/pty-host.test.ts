@@ -36,7 +36,8 @@ async function startServer(): Promise<{ url: string; token: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, PTYDECK_HOME: home, PTYDECK_TOKEN: '' };
   delete env.AIO_SHELL_BACKEND; // the default
   server = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'serve', '--port', '0'], { env, stdio: 'ignore' });
-  await until(() => existsSync(join(home, 'runtime.json')), 15000);
+  // A bound for a server that never starts, not a speed: a loaded machine may take long.
+  await until(() => existsSync(join(home, 'runtime.json')), 60000);
   return JSON.parse(readFileSync(join(home, 'runtime.json'), 'utf8'));
 }
 
@@ -99,6 +100,9 @@ test('a server killed with SIGKILL mid-stream comes back with every session; a c
   await client.connect(url, agent, id);
   // (A loaded machine runs the loop slowly: the test's own timeout bounds the wait.)
   expect(await until(() => client.text().includes('DONE-42'), 80000, 20)).toBe(true);
+  // The prompt after it may still be on its way: the client has everything once it reaches the log's end.
+  const logEnd = async () => (await (await fetch(`${url}/pty/${id}`, { headers: { 'X-EXECD-ACCESS-TOKEN': agent } })).json()).output_offset as number;
+  await until(async () => reachedEnd(client.offset, await logEnd()), 20000, 50);
   client.ws.close();
 
   expect(client.gaps).toEqual([]);
@@ -119,6 +123,8 @@ test('a server killed with SIGKILL mid-stream comes back with every session; a c
   expect((await fetch(`${url}/pty/${id}`, { method: 'DELETE', headers: { 'X-EXECD-ACCESS-TOKEN': agent } })).status).toBe(200);
   await stopServer('SIGTERM');
 }, 150_000);
+
+const reachedEnd = (got: number, end: number): boolean => got === end;
 
 /** Connects to the host's socket as a raw client; resolves with the socket once connected. */
 function rawConnect(): Promise<Socket> {
