@@ -18,6 +18,8 @@ export default defineConfig({
     hookTimeout: 30000,
     // Real shells through real PTYs on two cores: keep parallelism modest.
     maxWorkers: 2,
+    // Marks the run and fails it when a process it started outlives it (test/leftovers.ts).
+    globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     // The memory tests measure live bytes after a forced collection (global.gc).
     execArgv: ['--expose-gc'],

@@ -1,12 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startTestServer, until, type TestServer } from './helpers';
+import { startTestServer, type TestServer } from './helpers';
+import { RUN_MARKER } from './leftovers';
+import { cliPath, spawnServer } from './server-process';
 
 /** MCP clients from the official SDK drive real terminals, over HTTP and over the stdio bridge. */
 let srv: TestServer;
@@ -80,19 +81,15 @@ test('/mcp needs a credential', async () => {
 });
 
 test('ptydeck mcp on stdio: the SDK client opens a terminal, runs echo hi and reads it; it shows under the agent name', async () => {
-  const cli = join(__dirname, '..', 'out', 'main', 'cli.js');
-  if (!existsSync(cli)) expect.fail(`the CLI is not built (${cli}); npm test builds it first`);
-  const home = mkdtempSync(join(tmpdir(), 'ptydeck-mcp-'));
-  const server = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'serve', '--port', '0'], { env: { ...process.env, PTYDECK_HOME: home, PTYDECK_TOKEN: '' }, stdio: 'ignore' });
+  const server = await spawnServer(mkdtempSync(join(tmpdir(), 'ptydeck-mcp-')));
   try {
-    await until(() => existsSync(join(home, 'runtime.json')), 15000);
-    const info = JSON.parse(readFileSync(join(home, 'runtime.json'), 'utf8'));
     const client = new Client({ name: 'stdio-agent', version: '1.0.0' });
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'mcp', '--agent', 'claude'],
-        env: { PATH: process.env.PATH ?? '', PTYDECK_HOME: home },
+        args: ['-e', `require(${JSON.stringify(cliPath)}).run(process.argv.slice(1))`, 'mcp', '--agent', 'claude'],
+        // A minimal environment, plus the run's marker so that a bridge left running would be found.
+        env: { PATH: process.env.PATH ?? '', PTYDECK_HOME: server.home, [RUN_MARKER]: process.env[RUN_MARKER] ?? '' },
         stderr: 'pipe',
       }),
     );
@@ -103,12 +100,10 @@ test('ptydeck mcp on stdio: the SDK client opens a terminal, runs echo hi and re
     expect(sent.structuredContent.viewport).toMatch(/^.*echo hi\nhi\n/);
     const read = await call(client, 'terminal_read', { session_id: id });
     expect(read.structuredContent.text.split('\n')).toContain('hi');
-    const listing = await (await fetch(`${info.url}/api/sessions`, { headers: { Authorization: `Bearer ${info.token}` } })).json();
+    const listing = await (await fetch(`${server.url}/api/sessions`, { headers: { Authorization: `Bearer ${server.token}` } })).json();
     expect(listing.sessions.find((s: { id: string }) => s.id === id).owner).toBe('claude');
     await client.close();
   } finally {
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    rmSync(home, { recursive: true, force: true });
+    await server.close();
   }
 });

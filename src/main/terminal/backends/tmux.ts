@@ -76,6 +76,11 @@ export class TmuxServer {
     return { file: 'tmux', args: ['-S', this.socket, '-f', this.conf, '-C', 'attach-session', '-t', target, '-f', 'no-output,ignore-size'], env: this.env };
   }
 
+  /** Ends ptydeck's tmux server and every session on it (nothing else can reach them once its home is gone). */
+  kill(): void {
+    this.tryRun(['kill-server']);
+  }
+
   /** Directory where a session's output segments go. */
   segmentDir(name: string): string {
     return join(this.dir, name);
