@@ -125,3 +125,20 @@ test('AIO_SHELL_BACKEND=tmux without a tmux binary: explicit creation answers 50
     await noTmux.close();
   }
 });
+
+test('stopping the server says which sessions end and which tmux sessions are kept running', async () => {
+  const own = await spawnServer(mkdtempSync(join(tmpdir(), 'ptydeck-stop-')), { AIO_SHELL_BACKEND: 'tmux' });
+  try {
+    const h = { Authorization: `Bearer ${own.token}`, 'Content-Type': 'application/json' };
+    await fetch(`${own.url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{"id":"kept-one","cwd":"/tmp"}' });
+    const implicit = (await (await fetch(`${own.url}/v1/shell/exec`, { method: 'POST', headers: h, body: '{"command":"true"}' })).json()).data.session_id;
+    await own.stop('SIGINT');
+    expect(own.output()).toContain(
+      `ptydeck: SIGINT: ending 1 session and its processes (${implicit}); keeping 1 tmux session running (kept-one): it comes back when ptydeck starts again`,
+    );
+    const sock = join(own.home, 'tmux', 'server.sock');
+    expect(execFileSync('tmux', ['-S', sock, 'list-sessions', '-F', '#{session_name}'], { encoding: 'utf8' }).trim()).toBe(tmuxSessionName('kept-one'));
+  } finally {
+    await own.close();
+  }
+});

@@ -106,8 +106,11 @@ export function describeShutdown(plan: { ending: { id: string }[]; kept: { id: s
   };
   const n = (count: number, what: string) => `${count} ${what}${count === 1 ? '' : 's'}`;
   const parts: string[] = [];
-  if (plan.ending.length) parts.push(`ending ${n(plan.ending.length, 'session')} with their processes (${names(plan.ending)})`);
-  if (plan.kept.length) parts.push(`keeping ${n(plan.kept.length, 'tmux session')} running (${names(plan.kept)}): they come back when ptydeck starts again`);
+  const one = (list: unknown[], single: string, plural: string) => (list.length === 1 ? single : plural);
+  if (plan.ending.length) parts.push(`ending ${n(plan.ending.length, 'session')} and ${one(plan.ending, 'its', 'their')} processes (${names(plan.ending)})`);
+  if (plan.kept.length) {
+    parts.push(`keeping ${n(plan.kept.length, 'tmux session')} running (${names(plan.kept)}): ${one(plan.kept, 'it comes', 'they come')} back when ptydeck starts again`);
+  }
   return parts.length ? parts.join('; ') : 'stopping (no sessions open)';
 }
 
