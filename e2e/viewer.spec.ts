@@ -48,7 +48,7 @@ test('a page without the cookie asks for the admin token, refuses a wrong one an
   await expect(field).toBeVisible(SLOW);
   const icon = await page.evaluate(async () => {
     const r = await fetch('/favicon.ico');
-    return { status: r.status, type: r.headers.get('content-type'), declared: [...document.querySelectorAll<HTMLLinkElement>('link[rel=icon]')].map((l) => new URL(l.href).pathname) };
+    return { status: r.status, type: r.headers.get('content-type'), declared: Array.from(document.querySelectorAll<HTMLLinkElement>('link[rel=icon]'), (l) => new URL(l.href).pathname) };
   });
   expect(icon).toEqual({ status: 200, type: 'image/x-icon', declared: ['/favicon.ico', '/favicon.svg'] });
   expect(errors).toEqual([]);
