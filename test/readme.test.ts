@@ -95,9 +95,8 @@ test("the agent's first calls work verbatim with any PTYDECK_HOME: the address a
   for (let i = 2; i < steps.length; i++) if (i !== sendStep) expectPrinted(i);
 });
 
-// Issue 12 item 2 (the lead's, on main): the person's own credential is never refused by the floor. Until
-// it is merged, /api/sessions/build/send answers this README's admin token with 423 "watch mode".
-test.fails("the README's send step answers with the program's prompt and stdin_read (passes once the floor never refuses the person)", () => {
+// The README's token is the person's: the floor never refuses it, on any door (issue 12, item 2).
+test("the README's send step answers with the program's prompt and stdin_read", () => {
   expect(sendStep).toBeGreaterThan(0);
   expectPrinted(sendStep);
 });

@@ -13,6 +13,10 @@ import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { acquireServerLock } from './server-lock';
 import { SessionManager } from './terminal/manager';
+import type { Feature, FeatureFactory } from './feature';
+
+/** The features that ride on the core, in the order they start (see feature.ts). */
+export const FEATURES: FeatureFactory[] = [];
 
 /**
  * ptydeck without a window: the session manager, the credentials, and the server with every door.
@@ -45,15 +49,19 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   // overwrite its runtime file (this throws ServerRunningError, naming the running one).
   const lock = await acquireServerLock(config.home);
   let manager: SessionManager | null = null;
+  let features: Feature[] = [];
   let tokens: TokenStore;
   let server: RunningServer;
   try {
     tokens = new TokenStore(config.home, config.tokenFromEnv);
-    manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home });
+    const sessions = (manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home }));
     // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
-    manager.adoptDurableSessions();
-    server = await startServer({ manager, tokens, config, doors: allDoors(findViewerDir(config.viewerDir)) });
+    sessions.adoptDurableSessions();
+    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home }));
+    const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
+    server = await startServer({ manager: sessions, tokens, config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
   } catch (err) {
+    await Promise.all(features.map((f) => f.stop?.()));
     // Sessions just adopted stay running in tmux, as after a quit.
     await manager?.shutdown();
     manager?.dispose();
@@ -88,6 +96,8 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
         try {
           await server.close();
           await sessions.shutdown({ keepDurable: mode === 'keep-durable' });
+          // After the sessions: a feature hears every session's last events before it stops.
+          for (const f of features) await f.stop?.();
           sessions.dispose();
           removeRuntimeFile(config.home, process.pid);
         } finally {
