@@ -25,7 +25,8 @@ export interface ServerProcess {
   close(): Promise<void>;
 }
 
-export async function spawnServer(home: string, env: Record<string, string> = {}, timeoutMs = 15_000): Promise<ServerProcess> {
+/** Starts `ptydeck serve --port 0` on `home`; `timeoutMs` only bounds how long a server that never starts is waited for (a loaded machine is slow). */
+export async function spawnServer(home: string, env: Record<string, string> = {}, timeoutMs = 45_000): Promise<ServerProcess> {
   if (!existsSync(cliPath)) throw new Error(`the CLI is not built (${cliPath}); npm test builds it first`);
   const proc = spawn(process.execPath, [binPath, 'serve', '--port', '0'], {
     env: { ...process.env, PTYDECK_TOKEN: '', ...env, PTYDECK_HOME: home },
