@@ -239,8 +239,11 @@ async function startOrFindServer(config: ServerConfig, deps: MainDeps, log: (m: 
       return { owned: null, server: { url: running.info.url, token: running.info.token } };
     }
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    // Another program (or a server on another home) holds the port: the app takes any free one.
-    return started(await deps.startPtydeck({ ...config, port: 0 }));
+    // Another program (or a server on another home) holds the port: the app takes any free one, and says so
+    // (agents find the real one in the runtime file).
+    const p = await deps.startPtydeck({ ...config, port: 0 });
+    log(`ptydeck: port ${config.port} is in use; serving at ${p.server.url} instead`);
+    return started(p);
   }
 }
 
