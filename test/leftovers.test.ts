@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test } from 'vitest';
+import { expect, onTestFinished, test } from 'vitest';
 import { tmuxAvailability } from '../src/main/terminal/backends/tmux';
 import { startTestServer } from './helpers';
 import { collectLeftovers, markedProcesses, RUN_MARKER, selfAndAncestors } from './leftovers';
@@ -48,6 +48,7 @@ test('the run marker reaches the shells a server starts, on both backends', asyn
   const backends = tmuxAvailability().ok ? ['native', 'tmux'] : ['native'];
   for (const backend of backends) {
     const srv = await startTestServer({ AIO_SHELL_BACKEND: backend });
+    onTestFinished(() => srv.close());
     try {
       const created = await srv.api('POST', '/v2/pty/sessions', { cwd: '/tmp' });
       expect(created.body.data.backend).toBe(backend);
@@ -62,6 +63,7 @@ test('the run marker reaches the shells a server starts, on both backends', asyn
 test("the test helpers' close() ends a durable session's shell, its output pipe and ptydeck's tmux server", async () => {
   if (!tmuxAvailability().ok) expect.fail(`tmux is required for this test (${tmuxAvailability().why}); .ci/run installs it`);
   const srv = await startTestServer({ AIO_SHELL_BACKEND: 'tmux' });
+  onTestFinished(() => srv.close());
   let pids: number[] = [];
   try {
     const id = (await srv.api('POST', '/v2/pty/sessions', { cwd: '/tmp' })).body.data.session_id;

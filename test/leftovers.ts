@@ -73,7 +73,7 @@ export function markedProcesses(value: string, exclude: (p: MarkedProcess) => bo
  * get a moment (`settleMs`) to finish; what is still there then has outlived the run. Those are killed
  * (they are this run's, by their marker) and returned, so the caller can fail the run naming them.
  */
-export async function collectLeftovers(value: string, exclude: (p: MarkedProcess) => boolean, settleMs = 5000): Promise<MarkedProcess[]> {
+export async function collectLeftovers(value: string, exclude: (p: MarkedProcess) => boolean, settleMs = 10_000): Promise<MarkedProcess[]> {
   const deadline = Date.now() + settleMs;
   let left = markedProcesses(value, exclude);
   while (left.length && Date.now() < deadline) {
@@ -95,6 +95,6 @@ export function describeLeftovers(left: MarkedProcess[], runner: string): string
   return [
     `${runner}: ${left.length} process(es) started by this test run outlived it (found by ${RUN_MARKER} in their environment; now killed):`,
     ...lines,
-    'A test must end everything it starts: close test servers with their close() (test/helpers.ts), stop spawned servers with stopServerProcess.',
+    'A test must end everything it starts, also when it fails: close() the servers of startTestServer (test/helpers.ts) and spawnServer (test/server-process.ts), from a hook (afterEach, onTestFinished).',
   ].join('\n');
 }

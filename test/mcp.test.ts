@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, onTestFinished } from 'vitest';
 import { startTestServer, type TestServer } from './helpers';
 import { RUN_MARKER } from './leftovers';
 import { cliPath, spawnServer } from './server-process';
@@ -131,28 +131,27 @@ test('ptydeck mcp on stdio with a refused token says the server refused it, not 
 
 test('ptydeck mcp on stdio: the SDK client opens a terminal, runs echo hi and reads it; it shows under the agent name', async () => {
   const server = await spawnServer(mkdtempSync(join(tmpdir(), 'ptydeck-mcp-')));
-  try {
-    const client = new Client({ name: 'stdio-agent', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: ['-e', `require(${JSON.stringify(cliPath)}).run(process.argv.slice(1))`, 'mcp', '--agent', 'claude'],
-        // A minimal environment, plus the run's marker so that a bridge left running would be found.
-        env: { PATH: process.env.PATH ?? '', PTYDECK_HOME: server.home, [RUN_MARKER]: process.env[RUN_MARKER] ?? '' },
-        stderr: 'pipe',
-      }),
-    );
-    const opened = await call(client, 'terminal_open', { cwd: '/tmp' });
-    const id = opened.structuredContent.session_id;
-    const sent = await call(client, 'terminal_send', { session_id: id, text: 'echo hi' });
-    expect(sent.structuredContent.wait_reason).toBe('stdin_read');
-    expect(sent.structuredContent.viewport).toMatch(/^.*echo hi\nhi\n/);
-    const read = await call(client, 'terminal_read', { session_id: id });
-    expect(read.structuredContent.text.split('\n')).toContain('hi');
-    const listing = await (await fetch(`${server.url}/api/sessions`, { headers: { Authorization: `Bearer ${server.token}` } })).json();
-    expect(listing.sessions.find((s: { id: string }) => s.id === id).owner).toBe('claude');
-    await client.close();
-  } finally {
-    await server.close();
-  }
+  // Also when the test fails or times out: nothing it started may outlive it.
+  onTestFinished(() => server.close());
+  const client = new Client({ name: 'stdio-agent', version: '1.0.0' });
+  onTestFinished(() => client.close());
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: ['-e', `require(${JSON.stringify(cliPath)}).run(process.argv.slice(1))`, 'mcp', '--agent', 'claude'],
+      // A minimal environment, plus the run's marker so that a bridge left running would be found.
+      env: { PATH: process.env.PATH ?? '', PTYDECK_HOME: server.home, [RUN_MARKER]: process.env[RUN_MARKER] ?? '' },
+      stderr: 'pipe',
+    }),
+  );
+  const opened = await call(client, 'terminal_open', { cwd: '/tmp' });
+  const id = opened.structuredContent.session_id;
+  const sent = await call(client, 'terminal_send', { session_id: id, text: 'echo hi' });
+  expect(sent.structuredContent.wait_reason).toBe('stdin_read');
+  expect(sent.structuredContent.viewport).toMatch(/^.*echo hi\nhi\n/);
+  const read = await call(client, 'terminal_read', { session_id: id });
+  expect(read.structuredContent.text.split('\n')).toContain('hi');
+  const listing = await (await fetch(`${server.url}/api/sessions`, { headers: { Authorization: `Bearer ${server.token}` } })).json();
+  expect(listing.sessions.find((s: { id: string }) => s.id === id).owner).toBe('claude');
+  await client.close();
 });

@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect, test } from 'vitest';
+import { afterEach, expect, onTestFinished, test } from 'vitest';
 import { isStale, root } from '../scripts/build.mjs';
 import { resolveElectronBinary } from '../scripts/electron-binary.mjs';
 import { endHome } from './server-process';
@@ -114,6 +114,15 @@ async function npmStartHeadless(env: Record<string, string | undefined>): Promis
   const e: NodeJS.ProcessEnv = { ...process.env, ...env, PTYDECK_HOME: home, PTYDECK_TOKEN: '' };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete e[k];
   const child = spawn('npm', ['start', '--', '--port', '0'], { cwd: root, env: e, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group: npm, the start script and the server it falls back to end together, even
+  // when the test fails before it stops them.
+  onTestFinished(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

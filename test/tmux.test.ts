@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, onTestFinished } from 'vitest';
 import { tmuxAvailability } from '../src/main/terminal/backends/tmux';
 import { tmuxSessionName } from '../src/main/terminal/backends/tmux-backend';
 import { sleep } from './helpers';
@@ -113,32 +113,28 @@ test('an implicit session (exec without id), an expiring one and an anonymous so
 test('AIO_SHELL_BACKEND=tmux without a tmux binary: explicit creation answers 503, implicit sessions still work', async () => {
   // A PATH with no tmux on it (bash is found by its absolute path; node by its own).
   const noTmux = await spawnServer(mkdtempSync(join(tmpdir(), 'ptydeck-notmux-')), { PATH: '/nonexistent', AIO_SHELL_BACKEND: 'tmux' });
-  try {
-    const { url, token } = noTmux;
-    const h = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-    const explicit = await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{}' });
-    expect(explicit.status).toBe(503);
-    expect((await explicit.json()).message).toMatch(/tmux/);
-    const implicit = await (await fetch(`${url}/v1/shell/exec`, { method: 'POST', headers: h, body: '{"command":"echo native-ok"}' })).json();
-    expect(implicit.data.output).toBe('native-ok');
-  } finally {
-    await noTmux.close();
-  }
+  // Also when the test fails or times out: nothing it started may outlive it.
+  onTestFinished(() => noTmux.close());
+  const { url, token } = noTmux;
+  const h = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const explicit = await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{}' });
+  expect(explicit.status).toBe(503);
+  expect((await explicit.json()).message).toMatch(/tmux/);
+  const implicit = await (await fetch(`${url}/v1/shell/exec`, { method: 'POST', headers: h, body: '{"command":"echo native-ok"}' })).json();
+  expect(implicit.data.output).toBe('native-ok');
 });
 
 test('stopping the server says which sessions end and which tmux sessions are kept running', async () => {
   const own = await spawnServer(mkdtempSync(join(tmpdir(), 'ptydeck-stop-')), { AIO_SHELL_BACKEND: 'tmux' });
-  try {
-    const h = { Authorization: `Bearer ${own.token}`, 'Content-Type': 'application/json' };
-    await fetch(`${own.url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{"id":"kept-one","cwd":"/tmp"}' });
-    const implicit = (await (await fetch(`${own.url}/v1/shell/exec`, { method: 'POST', headers: h, body: '{"command":"true"}' })).json()).data.session_id;
-    await own.stop('SIGINT');
-    expect(own.output()).toContain(
-      `ptydeck: SIGINT: ending 1 session and its processes (${implicit}); keeping 1 tmux session running (kept-one): it comes back when ptydeck starts again`,
-    );
-    const sock = join(own.home, 'tmux', 'server.sock');
-    expect(execFileSync('tmux', ['-S', sock, 'list-sessions', '-F', '#{session_name}'], { encoding: 'utf8' }).trim()).toBe(tmuxSessionName('kept-one'));
-  } finally {
-    await own.close();
-  }
+  // Also when the test fails or times out: nothing it started may outlive it.
+  onTestFinished(() => own.close());
+  const h = { Authorization: `Bearer ${own.token}`, 'Content-Type': 'application/json' };
+  await fetch(`${own.url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{"id":"kept-one","cwd":"/tmp"}' });
+  const implicit = (await (await fetch(`${own.url}/v1/shell/exec`, { method: 'POST', headers: h, body: '{"command":"true"}' })).json()).data.session_id;
+  await own.stop('SIGINT');
+  expect(own.output()).toContain(
+    `ptydeck: SIGINT: ending 1 session and its processes (${implicit}); keeping 1 tmux session running (kept-one): it comes back when ptydeck starts again`,
+  );
+  const sock = join(own.home, 'tmux', 'server.sock');
+  expect(execFileSync('tmux', ['-S', sock, 'list-sessions', '-F', '#{session_name}'], { encoding: 'utf8' }).trim()).toBe(tmuxSessionName('kept-one'));
 });
