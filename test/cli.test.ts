@@ -21,7 +21,7 @@ test('with the build current, `npm run cli -s -- token list` prints only the tok
   expect(listed.stderr).toBe('');
   expect(listed.stdout).toMatch(/^quiet\t\S+\n$/);
   expect(statSync(join(root, 'out/main/cli.js')).mtimeMs).toBe(built);
-});
+}, 90_000);
 
 test('the build fingerprint changes when an input is edited, added or removed, and only then', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ptydeck-fingerprint-'));

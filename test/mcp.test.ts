@@ -127,7 +127,7 @@ test('ptydeck mcp on stdio with a refused token says the server refused it, not 
   expect(err?.message).toContain(`the ptydeck server at ${srv.url} refused the credential (HTTP 401: Invalid credential: the token is unknown or was revoked)`);
   expect(err?.message).not.toContain('did not answer');
   expect(stderr).toContain('refused the credential (HTTP 401');
-});
+}, 90_000);
 
 test('ptydeck mcp on stdio: the SDK client opens a terminal, runs echo hi and reads it; it shows under the agent name', async () => {
   const server = await spawnServer(mkdtempSync(join(tmpdir(), 'ptydeck-mcp-')));
@@ -154,4 +154,4 @@ test('ptydeck mcp on stdio: the SDK client opens a terminal, runs echo hi and re
   const listing = await (await fetch(`${server.url}/api/sessions`, { headers: { Authorization: `Bearer ${server.token}` } })).json();
   expect(listing.sessions.find((s: { id: string }) => s.id === id).owner).toBe('claude');
   await client.close();
-});
+}, 90_000);

@@ -50,7 +50,7 @@ test('a second `ptydeck serve` on the same home is refused, names the running on
   expect(url).toMatchObject({ code: 0, stdout: `${first.url}\n` });
   const list = await cli(home, 'list');
   expect(list.stdout).toMatch(/^keep-me\tadmin\t/m);
-});
+}, 90_000);
 
 test("a crashed server's lock and runtime file do not stop the next one, and the CLI says it is gone", async () => {
   const home = newHome();
@@ -66,7 +66,7 @@ test("a crashed server's lock and runtime file do not stop the next one, and the
   const next = await spawnServer(home, { AIO_SHELL_BACKEND: 'native' });
   started.push(next);
   expect((await cli(home, 'token')).stdout.trim()).toBe(next.token);
-});
+}, 90_000);
 
 test('only the lock holder removes the runtime file: a refused server leaves it, the holder removes it on exit', async () => {
   const home = newHome();
@@ -77,7 +77,7 @@ test('only the lock holder removes the runtime file: a refused server leaves it,
   await first.stop('SIGTERM');
   expect(existsSync(join(home, 'runtime.json'))).toBe(false);
   expect((await probeServerLock(home)).state).toBe('free');
-});
+}, 90_000);
 
 test('servers that start together after a crash: exactly one takes the lock', async () => {
   const home = newHome();

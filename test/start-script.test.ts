@@ -85,7 +85,7 @@ test('`npm start -- --port N` launches Electron (ELECTRON_OVERRIDE_DIST_PATH) wi
   expect(readFileSync(record, 'utf8').trim().split('\n')).toEqual(expectedArgs('--port', '4321'));
   // Nothing was built (the build is current), and nothing said so.
   expect(r.stderr).toBe('');
-});
+}, 90_000);
 
 test('Electron killed by a signal makes `npm start` fail and say so', async () => {
   needBuild();
@@ -94,7 +94,7 @@ test('Electron killed by a signal makes `npm start` fail and say so', async () =
   const r = await npmStart([], { ELECTRON_OVERRIDE_DIST_PATH: dist, DISPLAY: ':93' });
   expect(r.code).not.toBe(0);
   expect(r.stdout).toContain('ptydeck: Electron was killed by SIGTERM');
-});
+}, 90_000);
 
 test("a missing binary is fetched by Electron's installer, with its output shown, and then the window opens", async () => {
   needBuild();
@@ -106,7 +106,7 @@ test("a missing binary is fetched by Electron's installer, with its output shown
   expect(r.stdout).toContain("is missing); fetching it with Electron's own installer");
   expect(r.stdout).toContain('stand-in installer: downloading electron 100%');
   expect(readFileSync(record, 'utf8').trim().split('\n')).toEqual(expectedArgs('--port', '4321'));
-});
+}, 90_000);
 
 /** Runs `npm start` until the headless server prints its viewer URL, then stops it (its whole group). */
 async function npmStartHeadless(env: Record<string, string | undefined>): Promise<{ out: string; code: number | null; signal: string | null }> {
@@ -157,7 +157,7 @@ test('when the installer fails, `npm start` serves headless and says why and wha
   expect(out).toContain('then run `npx install-electron` and `npm start` again');
   expect(out).toContain('serving the same viewer headless instead');
   expect(existsSync(join(bin, 'record'))).toBe(false);
-});
+}, 90_000);
 
 test('without a display, `npm start` serves headless at once (no download) and says how to get the window', async () => {
   needBuild();
@@ -168,4 +168,4 @@ test('without a display, `npm start` serves headless at once (no download) and s
   expect(out).toContain('run `npm start` from a terminal in your desktop session');
   expect(out).not.toContain('stand-in installer');
   expect(existsSync(join(pkg, 'path.txt'))).toBe(false);
-});
+}, 90_000);

@@ -108,7 +108,7 @@ test('an implicit session (exec without id), an expiring one and an anonymous so
   expect((await anonymous.nextJson('ready')).backend).toBe('native');
   anonymous.close();
   await killServer('SIGTERM');
-});
+}, 90_000);
 
 test('AIO_SHELL_BACKEND=tmux without a tmux binary: explicit creation answers 503, implicit sessions still work', async () => {
   // A PATH with no tmux on it (bash is found by its absolute path; node by its own).
@@ -122,7 +122,7 @@ test('AIO_SHELL_BACKEND=tmux without a tmux binary: explicit creation answers 50
   expect((await explicit.json()).message).toMatch(/tmux/);
   const implicit = await (await fetch(`${url}/v1/shell/exec`, { method: 'POST', headers: h, body: '{"command":"echo native-ok"}' })).json();
   expect(implicit.data.output).toBe('native-ok');
-});
+}, 90_000);
 
 test('stopping the server says which sessions end and which tmux sessions are kept running', async () => {
   const own = await spawnServer(mkdtempSync(join(tmpdir(), 'ptydeck-stop-')), { AIO_SHELL_BACKEND: 'tmux' });
@@ -137,4 +137,4 @@ test('stopping the server says which sessions end and which tmux sessions are ke
   );
   const sock = join(own.home, 'tmux', 'server.sock');
   expect(execFileSync('tmux', ['-S', sock, 'list-sessions', '-F', '#{session_name}'], { encoding: 'utf8' }).trim()).toBe(tmuxSessionName('kept-one'));
-});
+}, 90_000);
