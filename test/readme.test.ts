@@ -100,3 +100,14 @@ test("the README's send step answers with the program's prompt and stdin_read", 
   expect(sendStep).toBeGreaterThan(0);
   expectPrinted(sendStep);
 });
+
+test("the README's token command prints a new agent token, which the server accepts at once", async () => {
+  const [step] = stepsUnder('## Give each agent its own token');
+  expect(step.command).toMatch(/^npm run cli -s -- token create --name claude(\s+#.*)?$/);
+  const out = await new Promise<string>((resolve, reject) =>
+    execFile('bash', ['-c', step.command], { cwd: root, env: { ...process.env, PTYDECK_HOME: server.home, PTYDECK_TOKEN: '' }, encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+  );
+  expect(out).toMatch(/^pdk_\S+\n$/);
+  const r = await fetch(`${server.url}/v2/pty/sessions`, { headers: { Authorization: `Bearer ${out.trim()}` } });
+  expect(r.status).toBe(200);
+}, 90_000);
