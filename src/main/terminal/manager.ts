@@ -285,8 +285,10 @@ export class SessionManager {
    */
   async shutdown(opts: { keepDurable: boolean } = { keepDurable: true }): Promise<void> {
     if (!opts.keepDurable) {
-      await this.closeAll();
+      // The tmux server first: one command ends every pane (their shells get SIGHUP), so the closes that
+      // follow only sweep up what ignored it, and run no tmux command each.
       this.backends.tmux?.server.kill();
+      await this.closeAll();
       return;
     }
     this.durable?.save(this.list(), true);
