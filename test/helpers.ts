@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/main/config';
 import { startPtydeck, type Ptydeck } from '../src/main/app';
-import { HostBackend } from '../src/main/terminal/backends/host-backend';
 
 /** A real ptydeck server on a free loopback port, with its own home directory, for one test file. */
 export interface TestServer {
@@ -15,15 +14,16 @@ export interface TestServer {
   app: Ptydeck;
   /** JSON request with the admin token (or `token`); returns status and parsed body. */
   api<T = any>(method: string, path: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: T }>;
+  /** Stops the server, ends every session and process it started (durable ones too), deletes the home. */
   close(): Promise<void>;
 }
 
 /** The backend explicitly created sessions use in this run. */
-export const testBackend = (process.env.PTYDECK_TEST_BACKEND ?? 'native') as 'native' | 'host' | 'tmux';
+export const testBackend = (process.env.PTYDECK_TEST_BACKEND ?? 'native') as 'native' | 'tmux';
 
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   const home = mkdtempSync(join(tmpdir(), 'ptydeck-test-home-'));
-  // The same suites run on every backend (vitest projects set PTYDECK_TEST_BACKEND); native by default.
+  // The same suites run on both backends (vitest projects set PTYDECK_TEST_BACKEND); native by default.
   const backend = process.env.PTYDECK_TEST_BACKEND ?? 'native';
   const config = loadConfig({ port: '0' }, { ...process.env, PTYDECK_TOKEN: '', PTYDECK_TEARDOWN_GRACE_MS: '1000', AIO_SHELL_BACKEND: backend, ...env, PTYDECK_HOME: home });
   const app = await startPtydeck(config);
@@ -51,9 +51,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       }
       return { status: res.status, body: parsed as any };
     },
+    // The one place that ends what a test server started: every session, durable ones too (a tmux
+    // session kept for a next start that never comes would outlive the run, its home deleted).
     async close() {
-      // Everything this server started ends with it, the PTY host and its sessions included.
-      await app.stop({ endDurable: true });
+      await app.stop('end-everything');
       rmSync(home, { recursive: true, force: true });
     },
   };
@@ -77,5 +78,6 @@ export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 10000, ever
  * For tests that start a real `ptydeck serve`: its durable sessions outlive it by design.
  */
 export async function endHost(home: string): Promise<void> {
+  const { HostBackend } = await import('../src/main/terminal/backends/host-backend');
   await new HostBackend(home).shutdownHost();
 }

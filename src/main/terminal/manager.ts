@@ -353,20 +353,34 @@ export class SessionManager {
 
   /**
    * ptydeck is quitting: in-process sessions end with their process trees; durable ones (PTY host,
-   * tmux) are left running, and recorded, for the next start to adopt. With `endDurable` they end too,
-   * and so does the PTY host (nothing ptydeck started is left running).
+   * tmux) are left running, and recorded, for the next start to adopt, unless `keepDurable` is false
+   * (the tests, which must leave nothing behind): then they end too, and so do ptydeck's tmux server
+   * and PTY host.
    */
-  async shutdown(opts: { endDurable?: boolean } = {}): Promise<void> {
+  async shutdown(opts: { keepDurable: boolean } = { keepDurable: true }): Promise<void> {
+    if (!opts.keepDurable) {
+      // The tmux server first: one command ends every pane (their shells get SIGHUP), so the closes that
+      // follow only sweep up what ignored it, and run no tmux command each.
+      (this.backends.durable.tmux as TmuxBackend | undefined)?.server.kill();
+      await this.closeAll();
+      await (this.backends.durable.host as HostBackend | undefined)?.shutdownHost();
+      return;
+    }
     for (const kind of ['host', 'tmux'] as const) this.saveNow(kind);
     await Promise.all(
       this.list().map(async (s) => {
-        if (s.isDurable && !opts.endDurable) {
+        if (s.isDurable) {
           this.sessions.delete(s.id);
           s.detach();
         } else await this.close(s.id);
       }),
     );
-    if (opts.endDurable) await (this.backends.durable.host as HostBackend | undefined)?.shutdownHost();
+  }
+
+  /** What a shutdown keeps and what it ends, for a person to read before it happens. */
+  shutdownPlan(): { ending: Session[]; kept: Session[] } {
+    const live = this.list().filter((s) => s.isAlive);
+    return { ending: live.filter((s) => !s.isDurable), kept: live.filter((s) => s.isDurable) };
   }
 
   /** Closes a session for `by`; the floor may refuse an agent (FloorRefusedError), and then nothing changes. */

@@ -1,7 +1,7 @@
 import type { WaitReason } from '../../shared/types';
 import type { Actor } from './actor';
 import type { Marker } from './marker-scanner';
-import { freshTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
+import { anyTerminalWait, freshTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
 import type { Session } from './session';
 
 /**
@@ -23,6 +23,10 @@ import type { Session } from './session';
  * output since the write, which proves our input reached the terminal: a wait seen before that may be
  * the program blocked before our bytes even arrived. Without it, or with a backend that cannot drain
  * (tmux), the wait must show on two looks SecondLookMs apart with nothing new between them.
+ *
+ * A send that types nothing (empty text, no Enter) only watches: there is no write for a wait to be newer
+ * than, so a wait that already exists counts (a program blocked reading, or the shell at its prompt), and
+ * the answer comes at once.
  */
 export const SendConstants = {
   /**
@@ -56,12 +60,15 @@ export interface SendOptions {
   writer: Actor;
 }
 
-export type SessionStatus = { kind: 'running' } | { kind: 'exited'; exitCode: number | null; signal: number | null };
+/** The shell's own life, not a program's: `alive` says nothing about whether a program runs in it. */
+export type SessionStatus = { kind: 'shell_alive' } | { kind: 'shell_exited'; exitCode: number | null; signal: number | null };
 
 export interface SendResult {
   viewport: string;
   waitReason: WaitReason;
   sessionStatus: SessionStatus;
+  /** No program runs: the shell itself waits at its prompt for a command. */
+  atShellPrompt: boolean;
   truncated: boolean;
   /** Which evidence was available: the kernel's, or only prompt markers and silence. */
   detector: 'kernel' | 'markers+silence';
@@ -75,9 +82,9 @@ export class SendActiveError extends Error {
 }
 
 export function sessionStatusOf(session: Session): SessionStatus {
-  if (session.exit) return { kind: 'exited', exitCode: session.exit.exitCode, signal: session.exit.signal };
-  if (session.closed) return { kind: 'exited', exitCode: null, signal: null };
-  return { kind: 'running' };
+  if (session.exit) return { kind: 'shell_exited', exitCode: session.exit.exitCode, signal: session.exit.signal };
+  if (session.closed) return { kind: 'shell_exited', exitCode: null, signal: null };
+  return { kind: 'shell_alive' };
 }
 
 export async function runSend(session: Session, opts: SendOptions): Promise<SendResult> {
@@ -102,6 +109,7 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
     else if (m.kind === 'B' && cycleEnded) promptSeen = true;
   });
   const started = Date.now();
+  const watchOnly = opts.text === '' && !opts.submit;
   // Woken by each batch of output, so the kernel is asked as soon as the output goes quiet.
   let wake: (() => void) | null = null;
   let outputArrived = false;
@@ -129,8 +137,11 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
       };
     });
   try {
-    session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer);
-    const waiting = (): boolean => (kernel && freshTerminalWait(baseline, probeForeground(pid!))) || (promptSeen && shellHoldsForeground(session, kernel));
+    if (!watchOnly) session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer);
+    const waiting = (): boolean =>
+      watchOnly
+        ? (kernel && anyTerminalWait(probeForeground(pid!))) || shellAtPrompt(session, kernel)
+        : (kernel && freshTerminalWait(baseline, probeForeground(pid!))) || (promptSeen && shellHoldsForeground(session, kernel));
     let reason: WaitReason | null = null;
     let backoff: number = SendConstants.FirstProbeMs;
     let quieting = 0;
@@ -171,6 +182,7 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
       viewport: view.text,
       waitReason: reason,
       sessionStatus: sessionStatusOf(session),
+      atShellPrompt: session.isAlive && shellAtPrompt(session, kernel),
       truncated: view.truncated,
       detector: kernel ? 'kernel' : 'markers+silence',
     };
@@ -185,4 +197,9 @@ function shellHoldsForeground(session: Session, kernel: boolean): boolean {
   if (!kernel) return true;
   const fg = probeForeground(session.pid!);
   return fg !== null && fg.pgid === fg.shellPgid;
+}
+
+/** The shell drew its prompt and nothing has started since (and, where the kernel tells, it holds the terminal). */
+function shellAtPrompt(session: Session, kernel: boolean): boolean {
+  return session.shellState === 'prompt' && shellHoldsForeground(session, kernel);
 }
