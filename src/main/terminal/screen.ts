@@ -1,13 +1,18 @@
-import headless from '@xterm/headless';
-import serialize from '@xterm/addon-serialize';
+import * as headlessModule from '@xterm/headless';
+import * as serializeModule from '@xterm/addon-serialize';
 import type { Terminal as HeadlessTerminal } from '@xterm/headless';
 import type { SerializeAddon as SerializeAddonType } from '@xterm/addon-serialize';
 import { ScreenConstants } from './constants';
 import type { OutputLog } from './output-log';
 
-// Both packages are CommonJS; a default import works from the bundle, from vitest and from plain Node.
-const { Terminal } = headless as unknown as { Terminal: typeof HeadlessTerminal };
-const { SerializeAddon } = serialize as unknown as { SerializeAddon: typeof SerializeAddonType };
+/**
+ * Both packages are CommonJS. Loaders disagree on what importing one gives: Node's ESM and vitest put
+ * module.exports under `default`, the bundle and Playwright's transform give the exports themselves.
+ * Taking `default` when there is one works under all of them.
+ */
+const cjs = <T>(ns: unknown): T => ((ns as { default?: T }).default ?? ns) as T;
+const { Terminal } = cjs<{ Terminal: typeof HeadlessTerminal }>(headlessModule);
+const { SerializeAddon } = cjs<{ SerializeAddon: typeof SerializeAddonType }>(serializeModule);
 
 export interface ScreenSnapshot {
   /** Escape sequences that repaint the screen (and scrollback) on an empty terminal of this size. */
