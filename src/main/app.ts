@@ -13,9 +13,10 @@ import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { SessionManager } from './terminal/manager';
 import type { Feature, FeatureFactory } from './feature';
+import { timelineFeature } from './timeline/timeline-feature';
 
 /** The features that ride on the core, in the order they start (see feature.ts). */
-export const FEATURES: FeatureFactory[] = [];
+export const FEATURES: FeatureFactory[] = [timelineFeature];
 
 /**
  * ptydeck without a window: the session manager, the credentials, and the server with every door.

@@ -92,6 +92,8 @@ export class IdTakenError extends Error {
 }
 
 export interface ManagerEvents extends Record<string, unknown> {
+  /** A session exists, before its shell starts: a feature that must see all its output subscribes here. */
+  registered: Session;
   created: Session;
   changed: Session;
   closed: { session: Session; report: TeardownReport };
@@ -213,6 +215,7 @@ export class SessionManager {
   private register(session: Session): void {
     const id = session.id;
     this.sessions.set(id, session);
+    this.events.emit('registered', session);
     session.events.on('changed', (s) => {
       if (s.isTmux) this.durable?.save(this.list());
       this.events.emit('changed', s);
