@@ -200,6 +200,8 @@ export class Journal {
         this.handle = null;
         // Try again later, not in a tight loop.
         this.timer ??= setTimeout(() => void this.flush(), TimelineConstants.JournalFlushMs * 20);
+        // A retry alone does not keep the process alive.
+        this.timer.unref();
         return;
       }
       this.inflight = [];
