@@ -2,10 +2,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
+import { CastThread } from './cast-worker';
 import { CastWriter } from './cast-writer';
 
 const dir = mkdtempSync(join(tmpdir(), 'ptydeck-cast-unit-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const thread = new CastThread();
+afterAll(async () => {
+  await thread.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 const header = { version: 2 as const, width: 80, height: 24, timestamp: Math.floor(Date.now() / 1000) };
 const unlimited = { maxBytes: 1 << 30, reserve: () => true };
@@ -19,7 +24,7 @@ test('output cut inside a multi-byte character anywhere comes out as whole chara
   const bytes = Buffer.from(text);
   for (let cut = 1; cut < 12; cut++) {
     const path = join(dir, `cut-${cut}.cast`);
-    const w = new CastWriter(path, header, unlimited, () => undefined);
+    const w = new CastWriter(thread, path, header, unlimited, () => undefined);
     for (let i = 0; i < bytes.length; i += cut) {
       w.output(bytes.subarray(i, i + cut), Date.now());
       // An input event between chunks forces the staged output out, mid-character.
@@ -34,7 +39,7 @@ test('output cut inside a multi-byte character anywhere comes out as whole chara
 
 test('event times count from the header, never go back, and each kind is written as asciicast v2 says', async () => {
   const path = join(dir, 'kinds.cast');
-  const w = new CastWriter(path, header, unlimited, () => undefined);
+  const w = new CastWriter(thread, path, header, unlimited, () => undefined);
   const t0 = header.timestamp * 1000 + 1500;
   w.output(Buffer.from('hello'), t0);
   w.resize(100, 30, t0 + 10);
@@ -54,7 +59,7 @@ test('event times count from the header, never go back, and each kind is written
 test('past its cap a recording stops, says so once in the file, and ignores what follows', async () => {
   const path = join(dir, 'cap.cast');
   const stops: string[] = [];
-  const w = new CastWriter(path, header, { maxBytes: 400, reserve: () => true }, (why) => stops.push(why));
+  const w = new CastWriter(thread, path, header, { maxBytes: 400, reserve: () => true }, (why) => stops.push(why));
   for (let i = 0; i < 50; i++) {
     w.output(Buffer.from(`line ${i}\r\n`), Date.now());
     w.marker(`m${i}`, Date.now());
@@ -69,7 +74,7 @@ test('past its cap a recording stops, says so once in the file, and ignores what
 
 test('a write that fails (a full disk) is reported once and the writer keeps taking output without throwing', async () => {
   const stops: string[] = [];
-  const w = new CastWriter('/dev/full', header, unlimited, (why) => stops.push(why));
+  const w = new CastWriter(thread, '/dev/full', header, unlimited, (why) => stops.push(why));
   for (let i = 0; i < 20; i++) {
     w.output(Buffer.alloc(70000, 0x61), Date.now());
     await new Promise((r) => setTimeout(r, 5));

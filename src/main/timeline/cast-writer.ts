@@ -1,20 +1,20 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
 import type { CastHeader } from '../../shared/timeline';
+import type { CastThread, FromWorker } from './cast-worker';
 import { TimelineConstants } from './settings';
 
 /**
- * Writes one session's recording as asciicast v2 (https://docs.asciinema.org/manual/asciicast/v2/):
- * a JSON header line, then one JSON array a line: `[seconds, "o", text]` output, `[t, "i", text]` input,
+ * One session's recording as asciicast v2 (https://docs.asciinema.org/manual/asciicast/v2/): a JSON
+ * header line, then one JSON array a line: `[seconds, "o", text]` output, `[t, "i", text]` input,
  * `[t, "r", "COLSxROWS"]` resizes, `[t, "m", label]` markers.
  *
- * The output path only copies the chunk and notes the time; chunks are gathered for CastCoalesceMs and
- * turned into one "o" event later. asciicast text is a JSON string, so the bytes are decoded as UTF-8
- * with a decoder that carries a character cut between two chunks over to the next, never splitting one.
+ * On the output path this only copies the chunk into a staging buffer (its own buffer may be reused by
+ * the backend) and notes the time. Every CastCoalesceMs the staged bytes are handed, without a copy, to
+ * the recording thread (cast-worker.ts), which decodes them as UTF-8 with a decoder that carries a
+ * character cut between two chunks over to the next, JSON-escapes and writes them.
  *
- * Writing never blocks: lines go to a file stream; if the disk falls CastQueueMaxBytes behind, output is
- * skipped (and a marker says how much) rather than held in memory. A failed write (a full disk) stops
- * this recording, is reported once, and the session goes on.
+ * Writing never blocks: when the thread falls CastQueueMaxBytes behind (a slow disk), output is skipped
+ * and a marker says how much, rather than held in memory. A failed write (a full disk) stops this
+ * recording, is reported once, and the session goes on.
  */
 export interface CastLimits {
   /** This recording's cap in bytes. */
@@ -23,21 +23,33 @@ export interface CastLimits {
   reserve(bytes: number): boolean;
 }
 
+/** Per line, besides its text: `[123.456789, "o", ""]` and the newline. */
+const LineOverheadBytes = 24;
+/** A staging buffer's size: a few PTY reads; a larger chunk gets a buffer of its own size. */
+const StagingBytes = 256 * 1024;
+
+let nextId = 0;
+
 export class CastWriter {
   /** The header's timestamp in ms: event times count from this whole second. */
   readonly originMs: number;
-  private readonly stream: WriteStream;
-  private readonly decoder = new StringDecoder('utf8');
-  private staged: Buffer[] = [];
+  private readonly id = ++nextId;
+  private staging: Buffer | null = null;
+  private used = 0;
   private stagedAt = 0;
   private timer: NodeJS.Timeout | null = null;
+  /** Output bytes handed to the thread and not yet handled by it. */
+  private queued = 0;
+  /** The file's size as far as it is known (the thread reports it; events in between are estimated). */
   private written = 0;
   private skipped = 0;
   private stoppedWhy: string | null = null;
   private ended = false;
   private closing: Promise<void> | null = null;
+  private readonly unlisten: () => void;
 
   constructor(
+    private readonly thread: CastThread,
     readonly path: string,
     header: CastHeader,
     private readonly limits: CastLimits,
@@ -45,9 +57,11 @@ export class CastWriter {
     private readonly onStop: (why: string) => void,
   ) {
     this.originMs = header.timestamp * 1000;
-    this.stream = createWriteStream(path, { flags: 'a', mode: 0o600 });
-    this.stream.on('error', (err) => this.stop(`the recording could not be written: ${err.message}`, false));
-    this.line(JSON.stringify(header), true);
+    this.unlisten = thread.listen(this.id, (m) => this.fromThread(m));
+    const json = JSON.stringify(header);
+    this.written = Buffer.byteLength(json) + 1;
+    limits.reserve(this.written);
+    thread.post({ op: 'open', id: this.id, path, header: json });
   }
 
   /** Why output is no longer recorded, or null. */
@@ -59,12 +73,23 @@ export class CastWriter {
     return this.written;
   }
 
-  /** On the output path: a copy of the chunk (its buffer may be reused by the backend) and the time. */
+  /** On the output path: copy the chunk into the staging buffer and note the time. Nothing else. */
   output(data: Buffer, now: number): void {
     if (this.stoppedWhy || this.ended) return;
-    if (this.staged.length === 0) this.stagedAt = now;
-    this.staged.push(Buffer.from(data));
-    this.timer ??= setTimeout(() => this.flushOutput(), TimelineConstants.CastCoalesceMs);
+    if (this.queued + this.used > TimelineConstants.CastQueueMaxBytes) {
+      this.skipped += data.length;
+      return;
+    }
+    if (this.staging && this.used + data.length > this.staging.length) this.postOutput();
+    if (!this.staging) {
+      // Its own ArrayBuffer (not the pool's), so it can be handed to the thread without a copy.
+      this.staging = Buffer.from(new ArrayBuffer(Math.max(StagingBytes, data.length)));
+      this.used = 0;
+      this.stagedAt = now;
+    }
+    data.copy(this.staging, this.used);
+    this.used += data.length;
+    this.timer ??= setTimeout(() => this.postOutput(), TimelineConstants.CastCoalesceMs);
   }
 
   input(text: string, now: number): void {
@@ -79,77 +104,82 @@ export class CastWriter {
     this.event(now, 'm', label);
   }
 
-  /** Everything staged goes to the file stream; resolves once the stream has written it. */
+  /** Resolves once everything recorded so far is in the file. */
   async flush(): Promise<void> {
-    this.flushOutput();
-    if (this.ended || this.stream.destroyed) return;
-    await new Promise<void>((resolve) => {
-      if (this.stream.writableLength === 0) return resolve();
-      this.stream.write('', () => resolve());
-    });
+    this.postOutput();
+    if (this.closing) return this.closing;
+    await this.thread.ticket((ticket) => ({ op: 'flush', id: this.id, ticket }));
   }
 
   /** Ends the recording (the session closed, or the server stops): the rest is written, the file closed. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      this.flushOutput();
-      const tail = this.decoder.end();
-      if (tail && !this.stoppedWhy) this.line(JSON.stringify([this.seconds(Date.now()), 'o', tail]));
+      this.postOutput();
       this.ended = true;
-      if (this.stream.destroyed) return;
-      await new Promise<void>((resolve) => this.stream.end(() => resolve()));
+      await this.thread.ticket((ticket) => ({ op: 'close', id: this.id, t: this.seconds(Date.now()), ticket }));
+      this.unlisten();
     })();
     return this.closing;
   }
 
   /** Any other event keeps its place after the output before it. */
   private event(now: number, code: 'i' | 'r' | 'm', data: string): void {
-    if (this.ended || this.stream.destroyed) return;
-    this.flushOutput();
-    this.line(JSON.stringify([this.seconds(now), code, data]));
+    if (this.ended || this.stoppedWhy) return;
+    this.postOutput();
+    if (!this.take(Buffer.byteLength(data) + LineOverheadBytes)) return;
+    this.thread.post({ op: 'event', id: this.id, t: this.seconds(now), code, data });
   }
 
-  private flushOutput(): void {
+  private postOutput(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.staged.length === 0 || this.stoppedWhy) {
-      this.staged = [];
-      return;
-    }
-    const bytes = this.staged.length === 1 ? this.staged[0] : Buffer.concat(this.staged);
-    this.staged = [];
-    if (this.stream.writableLength > TimelineConstants.CastQueueMaxBytes) {
-      // The disk is not keeping up: skip rather than grow memory; say so once it catches up.
-      this.skipped += bytes.length;
-      return;
-    }
+    const staging = this.staging;
+    const length = this.used;
+    this.staging = null;
+    this.used = 0;
+    if (!staging || length === 0 || this.stoppedWhy) return;
     if (this.skipped) {
       const note = `[ptydeck: ${this.skipped} bytes of output not recorded: the disk fell behind]`;
       this.skipped = 0;
-      this.line(JSON.stringify([this.seconds(this.stagedAt), 'm', note]));
+      this.event(this.stagedAt, 'm', note);
+      if (this.stoppedWhy) return;
     }
-    const text = this.decoder.write(bytes);
-    if (text) this.line(JSON.stringify([this.seconds(this.stagedAt), 'o', text]));
+    if (!this.take(length + LineOverheadBytes)) return;
+    this.queued += length;
+    this.thread.post({ op: 'output', id: this.id, t: this.seconds(this.stagedAt), bytes: staging.buffer as ArrayBuffer, length }, [staging.buffer as ArrayBuffer]);
   }
 
-  private line(json: string, header = false): void {
-    if (this.stoppedWhy && !header) return;
-    const size = Buffer.byteLength(json) + 1;
-    if (!header && this.written + size > this.limits.maxBytes) return this.stop(`this recording reached its cap of ${this.limits.maxBytes} bytes`, true);
-    if (!header && !this.limits.reserve(size)) return this.stop('recordings reached their total cap and none could be deleted to make room', true);
-    this.written += size;
-    this.stream.write(json + '\n');
+  /** Room for `n` more bytes in this recording and in the total; stops the recording when there is none. */
+  private take(n: number): boolean {
+    if (this.written + n > this.limits.maxBytes) {
+      this.stop(`this recording reached its cap of ${this.limits.maxBytes} bytes`);
+      return false;
+    }
+    if (!this.limits.reserve(n)) {
+      this.stop('recordings reached their total cap and none could be deleted to make room');
+      return false;
+    }
+    this.written += n;
+    return true;
   }
 
-  private stop(why: string, sayInFile: boolean): void {
+  private fromThread(m: FromWorker): void {
+    if (m.op === 'done') {
+      this.queued = Math.max(0, this.queued - m.bytes);
+      // The thread knows the exact size; keep the larger of it and our estimate (events may be in flight).
+      this.written = Math.max(this.written, m.fileBytes);
+    } else if (m.op === 'failed') {
+      this.queued = 0;
+      this.stop(`the recording could not be written: ${m.error}`, false);
+    }
+  }
+
+  private stop(why: string, sayInFile = true): void {
     if (this.stoppedWhy) return;
-    if (sayInFile && !this.stream.destroyed) {
-      const note = JSON.stringify([this.seconds(Date.now()), 'm', `[ptydeck: recording stopped: ${why}]`]) + '\n';
-      this.written += note.length;
-      this.stream.write(note);
-    }
+    if (sayInFile && !this.ended) this.thread.post({ op: 'event', id: this.id, t: this.seconds(Date.now()), code: 'm', data: `[ptydeck: recording stopped: ${why}]` });
     this.stoppedWhy = why;
-    this.staged = [];
+    this.staging = null;
+    this.used = 0;
     this.onStop(why);
   }
 

@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CastHeader, RecordingInfo } from '../../shared/timeline';
+import { CastThread } from './cast-worker';
 import { CastWriter } from './cast-writer';
 import type { TimelineSettings } from './settings';
 
@@ -31,6 +32,7 @@ interface Kept {
 export class RecordingStore {
   private readonly kept = new Map<string, Kept>();
   private total = 0;
+  private readonly thread = new CastThread();
 
   constructor(
     readonly dir: string,
@@ -58,7 +60,7 @@ export class RecordingStore {
       stopped: null,
     };
     this.kept.set(key, kept);
-    kept.writer = new CastWriter(path, header, { maxBytes: this.settings.recordingMaxBytes, reserve: (n) => this.reserve(n, key) }, (why) => {
+    kept.writer = new CastWriter(this.thread, path, header, { maxBytes: this.settings.recordingMaxBytes, reserve: (n) => this.reserve(n, key) }, (why) => {
       kept.stopped = why;
       onStop(why);
     });
@@ -71,6 +73,8 @@ export class RecordingStore {
     if (!kept?.writer) return;
     const writer = kept.writer;
     await writer.close();
+    // The total counted estimates while it was written; from now on it counts the file.
+    this.total = Math.max(0, this.total + this.sizeOf(key) - writer.bytes);
     kept.writer = null;
     kept.endedAt = new Date().toISOString();
   }
@@ -124,6 +128,7 @@ export class RecordingStore {
 
   async closeAll(): Promise<void> {
     await Promise.all([...this.kept.values()].filter((k) => k.writer).map((k) => this.finish(k.key)));
+    await this.thread.stop();
   }
 
   private info(k: Kept): RecordingInfo {
