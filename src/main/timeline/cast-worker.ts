@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { Utf8JsonEscaper } from './json-text';
 
 /**
  * The thread that turns recorded bytes into asciicast lines and writes them, so that decoding UTF-8,
@@ -22,25 +23,33 @@ export type FromWorker =
   | { op: 'failed'; id: number; error: string }
   | { op: 'ticket'; ticket: number };
 
-function workerMain(): void {
+function workerMain(Escaper: typeof Utf8JsonEscaper): void {
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { parentPort } = require('node:worker_threads') as typeof import('node:worker_threads');
   const fs = require('node:fs') as typeof import('node:fs');
-  const { StringDecoder } = require('node:string_decoder') as typeof import('node:string_decoder');
   interface Rec {
     fd: number | null;
-    decoder: InstanceType<typeof StringDecoder>;
+    escaper: Utf8JsonEscaper;
     written: number;
   }
   const recs = new Map<number, Rec>();
   const port = parentPort!;
-  const write = (id: number, rec: Rec, line: string): void => {
+  const LINE_END = Buffer.from('"]\n');
+  /** A line as text, or as parts written with one writev (the escaped output is not copied again). */
+  const write = (id: number, rec: Rec, line: string | Uint8Array[]): void => {
     if (rec.fd === null) return;
     try {
-      const buf = Buffer.from(line + '\n', 'utf8');
-      let off = 0;
-      while (off < buf.length) off += fs.writeSync(rec.fd, buf, off);
-      rec.written += buf.length;
+      let parts = typeof line === 'string' ? [Buffer.from(line + '\n', 'utf8')] : line;
+      let total = parts.reduce((n, p) => n + p.length, 0);
+      rec.written += total;
+      // A short write (rare: a nearly full disk, a signal) goes on from where it stopped.
+      for (;;) {
+        const done = fs.writevSync(rec.fd, parts);
+        if (done >= total) break;
+        const rest = Buffer.concat(parts).subarray(done);
+        parts = [rest];
+        total = rest.length;
+      }
     } catch (err) {
       try {
         fs.closeSync(rec.fd);
@@ -55,7 +64,7 @@ function workerMain(): void {
     let rec = recs.get(m.id);
     switch (m.op) {
       case 'open': {
-        rec = { fd: null, decoder: new StringDecoder('utf8'), written: 0 };
+        rec = { fd: null, escaper: new Escaper(), written: 0 };
         recs.set(m.id, rec);
         try {
           rec.fd = fs.openSync(m.path, 'a', 0o600);
@@ -68,8 +77,8 @@ function workerMain(): void {
       }
       case 'output': {
         if (!rec) return;
-        const text = rec.decoder.write(Buffer.from(m.bytes, 0, m.length));
-        if (text) write(m.id, rec, JSON.stringify([m.t, 'o', text]));
+        const body = rec.escaper.write(new Uint8Array(m.bytes, 0, m.length));
+        if (body.length) write(m.id, rec, [Buffer.from(`[${m.t},"o","`), body, LINE_END]);
         port.postMessage({ op: 'done', id: m.id, bytes: m.length, fileBytes: rec.written });
         return;
       }
@@ -81,8 +90,8 @@ function workerMain(): void {
         return;
       case 'close': {
         if (rec) {
-          const tail = rec.decoder.end();
-          if (tail) write(m.id, rec, JSON.stringify([m.t, 'o', tail]));
+          const tail = rec.escaper.end();
+          if (tail.length) write(m.id, rec, [Buffer.from(`[${m.t},"o","`), tail, LINE_END]);
           if (rec.fd !== null) {
             try {
               fs.closeSync(rec.fd);
@@ -134,7 +143,7 @@ export class CastThread {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(`(${workerMain.toString()})()`, { eval: true });
+    const w = new Worker(`(${workerMain.toString()})(${Utf8JsonEscaper.toString()})`, { eval: true });
     w.unref();
     w.on('message', (m: FromWorker) => {
       if (m.op === 'ticket') {
