@@ -246,8 +246,11 @@ describe('after a restart', () => {
   let home: string;
   let app: Ptydeck | null = null;
   const start = async () => (app = await startPtydeck(loadConfig({ port: '0' }, { ...process.env, PTYDECK_TOKEN: 'restart-test-admin-token-0123456789', AIO_SHELL_BACKEND: 'native', PTYDECK_HOME: home })));
-  const call = async (method: string, path: string) => {
-    const res = await fetch(app!.server.url + path, { method, headers: { Authorization: 'Bearer restart-test-admin-token-0123456789' } });
+  // The sessions are an agent's (the admin acting as one): a person's own shell would load root's rc
+  // files, which on a loaded machine can take longer than a shell may take to start.
+  const AS_AGENT = { Authorization: 'Bearer restart-test-admin-token-0123456789', 'Content-Type': 'application/json', 'X-Ptydeck-Agent': 'restarter' };
+  const call = async (method: string, path: string, headers: Record<string, string> = { Authorization: 'Bearer restart-test-admin-token-0123456789' }) => {
+    const res = await fetch(app!.server.url + path, { method, headers });
     const text = await res.text();
     return { status: res.status, text, json: () => JSON.parse(text) };
   };
@@ -263,17 +266,17 @@ describe('after a restart', () => {
     await start();
     const open = await fetch(app!.server.url + '/api/sessions', {
       method: 'POST',
-      headers: { Authorization: 'Bearer restart-test-admin-token-0123456789', 'Content-Type': 'application/json' },
+      headers: AS_AGENT,
       body: JSON.stringify({ id: 'survivor', cwd: '/tmp' }),
     });
-    expect(open.status).toBe(200);
+    expect(open.status, await open.clone().text()).toBe(200);
     const exec = await fetch(app!.server.url + '/api/sessions/survivor/exec', {
       method: 'POST',
-      headers: { Authorization: 'Bearer restart-test-admin-token-0123456789', 'Content-Type': 'application/json' },
+      headers: AS_AGENT,
       body: JSON.stringify({ command: 'echo before-restart' }),
     });
     expect((await exec.json()).output).toBe('before-restart');
-    expect((await call('DELETE', '/api/sessions/survivor')).status).toBe(200);
+    expect((await call('DELETE', '/api/sessions/survivor', AS_AGENT)).status).toBe(200);
     const before = (await call('GET', '/api/sessions/survivor/timeline')).json() as TimelinePage & { run: string };
     await app!.stop();
     app = null;
@@ -285,13 +288,27 @@ describe('after a restart', () => {
     expect(after.events.map((e) => e.kind)).toEqual(before.events.map((e) => e.kind));
     expect(after.events.at(-1)!.kind).toBe('closed');
     const list = (await call('GET', '/api/recordings')).json().recordings as RecordingInfo[];
-    expect(list.find((r) => r.key === before.run)).toMatchObject({ session: 'survivor', owner: 'admin', live: false });
+    expect(list.find((r) => r.key === before.run)).toMatchObject({ session: 'survivor', owner: 'restarter', live: false });
     const cast = await call('GET', '/api/sessions/survivor/recording');
     expect(cast.status).toBe(200);
     expect(cast.text).toContain('before-restart');
     // New events continue the numbering.
     const audit = (await call('GET', '/api/audit')).json() as TimelinePage;
     expect(audit.next).toBe(before.events.at(-1)!.seq);
+
+    // The same id opened again is a new life: its own timeline and recording; the old one stays reachable by key.
+    const reopened = await fetch(app!.server.url + '/api/sessions', {
+      method: 'POST',
+      headers: AS_AGENT,
+      body: JSON.stringify({ id: 'survivor', cwd: '/tmp' }),
+    });
+    expect(reopened.status, await reopened.clone().text()).toBe(200);
+    const now = (await call('GET', '/api/sessions/survivor/timeline')).json() as TimelinePage & { run: string; live: boolean };
+    expect(now.run).not.toBe(before.run);
+    expect(now.live).toBe(true);
+    expect(now.events[0]).toMatchObject({ kind: 'created', seq: before.events.at(-1)!.seq + 1 });
+    const old = (await call('GET', `/api/recordings/${before.run}/timeline`)).json() as TimelinePage;
+    expect(old.events.map((e) => e.seq)).toEqual(before.events.map((e) => e.seq));
   });
 });
 

@@ -104,6 +104,11 @@ export class CastWriter {
     this.event(now, 'm', label);
   }
 
+  /** Ends the current "o" event here: what follows gets an event (and a time) of its own. */
+  cut(): void {
+    this.postOutput();
+  }
+
   /** Resolves once everything recorded so far is in the file. */
   async flush(): Promise<void> {
     this.postOutput();

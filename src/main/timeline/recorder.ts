@@ -6,6 +6,9 @@ import type { NewEvent } from './journal';
 import type { SecretPromptProbe } from './hidden-input';
 import { TimelineConstants } from './settings';
 
+/** A microsecond in ms: asciicast times have six decimals, so this is the smallest step after a moment. */
+const MicrosecondMs = 0.001;
+
 /**
  * Follows one life of one session through its events (session.ts `SessionEvents`) and turns each into
  * a timeline entry and, where it shows on screen, a recording event. It never reaches into the session:
@@ -47,6 +50,13 @@ export class SessionRecorder {
   private lastWriter: { who: string; door?: string } | null = null;
   private startedKey: string | null = null;
   private endedKey: string | null = null;
+  /**
+   * Commands that started or ended inside the chunk being delivered. A marker is published before the
+   * output that carries it, so the recording cuts that chunk at the marker: what came before is stamped
+   * with the marker's time (and its `m` label follows it), what came after a microsecond later. Seeking
+   * a replay to a timeline event's time then shows the screen exactly as it was at that marker.
+   */
+  private cuts: { offset: number; at: number; label: string | null }[] = [];
 
   constructor(
     private readonly session: Session,
@@ -66,11 +76,13 @@ export class SessionRecorder {
       offset: 0,
     });
     const cast = sinks.cast;
-    // The one listener on the output path: note the end, hand a copy of the chunk to the recording.
+    // The one listener on the output path: note the end, hand the chunk to the recording.
     this.offs.push(
       session.events.on('output', (e) => {
         this.end = e.offset + e.data.length;
-        cast?.output(e.data, Date.now());
+        if (!cast) return;
+        if (this.cuts.length) this.recordAroundCuts(cast, e.data, e.offset);
+        else cast.output(e.data, Date.now());
       }),
     );
     for (const name of Object.keys(TRANSLATE) as (keyof typeof TRANSLATE)[]) {
@@ -83,6 +95,21 @@ export class SessionRecorder {
       );
     }
     if (cast) this.offs.push(session.events.on('resized', (e) => cast.resize(e.cols, e.rows, Date.now())));
+  }
+
+  private recordAroundCuts(cast: CastWriter, data: Buffer, offset: number): void {
+    let pos = 0;
+    let last = 0;
+    for (const cut of this.cuts) {
+      const at = Math.min(Math.max(cut.offset - offset, pos), data.length);
+      if (at > pos) cast.output(data.subarray(pos, at), cut.at);
+      if (cut.label !== null) cast.marker(cut.label, cut.at);
+      else cast.cut();
+      pos = at;
+      last = cut.at;
+    }
+    this.cuts = [];
+    if (pos < data.length) cast.output(data.subarray(pos), Math.max(Date.now(), last + MicrosecondMs));
   }
 
   /** Stops listening (the session closed, or the server stops). */
@@ -118,27 +145,26 @@ export class SessionRecorder {
     if (!cmd) return null;
     const key = cmd.startedAt + (cmd.command ?? '');
     const by = this.lastWriter ?? { who: 'ptydeck' };
-    if (m.kind === 'C' || (m.kind === 'D' && this.startedKey !== key)) {
-      if (this.startedKey !== key) {
-        this.startedKey = key;
-        this.sinks.cast?.marker(cmd.command ?? 'command', Date.now());
-        const started: Entry = { kind: 'command-started', command: cmd.command, source: cmd.source, ...by, offset: m.start };
-        if (m.kind === 'C') return started;
-        this.append(started);
-      }
+    const now = Date.now();
+    let label: string | null = null;
+    if (this.startedKey !== key) {
+      this.startedKey = key;
+      label = cmd.command ?? 'command';
+      this.append({ kind: 'command-started', command: cmd.command, source: cmd.source, ...by, offset: m.end }, now);
     }
     if (m.kind === 'D' && this.endedKey !== key && cmd.status !== 'running') {
       this.endedKey = key;
-      return { kind: 'command-ended', command: cmd.command, exitCode: cmd.exitCode, ...by, offset: m.start };
+      this.append({ kind: 'command-ended', command: cmd.command, exitCode: cmd.exitCode, ...by, offset: m.end }, now);
     }
+    if (this.sinks.cast) this.cuts.push({ offset: m.end, at: now, label });
     return null;
   }
 
-  private append(entry: Entry): void {
+  private append(entry: Entry, now = Date.now()): void {
     const { offset, ...rest } = entry;
     this.sinks.append({
       ...rest,
-      at: new Date().toISOString(),
+      at: new Date(now).toISOString(),
       offset: offset ?? this.end,
       session: this.session.id,
       run: this.run,
