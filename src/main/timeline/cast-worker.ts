@@ -18,13 +18,15 @@ export type ToWorker =
   | { op: 'close'; id: number; t: number; ticket: number };
 
 export type FromWorker =
-  /** Bytes of output handled (written, or dropped after a failure): the main thread's queue shrinks by this. */
-  | { op: 'done'; id: number; bytes: number; fileBytes: number }
+  /**
+   * Bytes of output handled (written, or dropped after a failure): the main thread's queue shrinks by
+   * this, and the buffer comes back to be filled again (no garbage left for either thread to collect).
+   */
+  | { op: 'done'; id: number; bytes: number; fileBytes: number; buffer: ArrayBuffer }
   | { op: 'failed'; id: number; error: string }
   | { op: 'ticket'; ticket: number };
 
 function workerMain(Escaper: typeof Utf8JsonEscaper): void {
-  /* eslint-disable @typescript-eslint/no-require-imports */
   const { parentPort } = require('node:worker_threads') as typeof import('node:worker_threads');
   const fs = require('node:fs') as typeof import('node:fs');
   interface Rec {
@@ -76,10 +78,13 @@ function workerMain(Escaper: typeof Utf8JsonEscaper): void {
         return;
       }
       case 'output': {
-        if (!rec) return;
+        if (!rec) {
+          port.postMessage({ op: 'done', id: m.id, bytes: m.length, fileBytes: 0, buffer: m.bytes }, [m.bytes]);
+          return;
+        }
         const body = rec.escaper.write(new Uint8Array(m.bytes, 0, m.length));
         if (body.length) write(m.id, rec, [Buffer.from(`[${m.t},"o","`), body, LINE_END]);
-        port.postMessage({ op: 'done', id: m.id, bytes: m.length, fileBytes: rec.written });
+        port.postMessage({ op: 'done', id: m.id, bytes: m.length, fileBytes: rec.written, buffer: m.bytes }, [m.bytes]);
         return;
       }
       case 'event':

@@ -45,8 +45,12 @@ export function parseTimelineSettings(env: NodeJS.ProcessEnv, int: IntParser, fa
 export const TimelineConstants = {
   /** Output chunks are gathered this long into one asciicast "o" event: one frame at 60 Hz, finer than a player shows. */
   CastCoalesceMs: 16,
-  /** Bytes queued for one recording's file and not yet written: past this the disk is not keeping up, and output is skipped (noted) rather than held in memory. */
-  CastQueueMaxBytes: 8 * MiB,
+  /**
+   * Bytes handed to the recording thread and not yet written, per recording: past this the disk is not
+   * keeping up, and output is skipped (noted) rather than held in memory. 4 MiB is a quarter second of
+   * the fastest PTY here; a disk that cannot take that is not going to catch up.
+   */
+  CastQueueMaxBytes: 4 * MiB,
   /** Journal lines are written in batches at most this often, so a burst of keystrokes is one write. */
   JournalFlushMs: 50,
   /** Journal bytes queued and not yet written before new events are dropped (noted once): a stuck disk must not grow memory. */

@@ -50,7 +50,6 @@ export const timelineFeature: FeatureFactory = (host): Feature => {
   const journal = new Journal(join(host.home, 'timeline'), settings.timelineBytes, report);
   const recordings = settings.recording ? new RecordingStore(join(host.home, 'recordings'), settings, report) : null;
   const live = new Map<Session, SessionRecorder>();
-  const probe = new Map<Session, SecretPromptProbe>();
 
   const begin = (session: Session): void => {
     // A session whose shell failed to start is dropped without a close: its life ends here.
@@ -70,9 +69,7 @@ export const timelineFeature: FeatureFactory = (host): Feature => {
       };
       cast = recordings.open(header, (why) => recorder.note(`recording stopped: ${why}`));
     }
-    const p = new SecretPromptProbe();
-    probe.set(session, p);
-    const recorder = new SessionRecorder(session, run, { append: (e) => journal.append(e), cast, probe: p });
+    const recorder = new SessionRecorder(session, run, { append: (e) => journal.append(e), cast, probe: new SecretPromptProbe() });
     live.set(session, recorder);
     session.events.on('closed', () => end(session, recorder));
   };
@@ -80,7 +77,6 @@ export const timelineFeature: FeatureFactory = (host): Feature => {
   const end = (session: Session, recorder: SessionRecorder, note?: string): void => {
     if (live.get(session) !== recorder) return;
     live.delete(session);
-    probe.delete(session);
     if (note) recorder.note(note);
     recorder.detach();
     void recordings?.finish(recorder.run);
