@@ -148,7 +148,10 @@ export class CastThread {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(`(${workerMain.toString()})(${Utf8JsonEscaper.toString()})`, { eval: true });
+    // Compilers that keep function names (esbuild's keepNames, as tsx uses) wrap functions in a
+    // `__name` helper the thread would not have: a stand-in that does nothing keeps the source whole.
+    const source = `var __name = (target) => target;\n(${workerMain.toString()})(${Utf8JsonEscaper.toString()})`;
+    const w = new Worker(source, { eval: true });
     w.unref();
     w.on('message', (m: FromWorker) => {
       if (m.op === 'ticket') {
