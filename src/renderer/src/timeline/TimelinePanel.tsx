@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { TimelineEvent } from '../../../shared/timeline';
 import { ApiError } from '../api/rest';
 import { clockTime, describeEvent, whoLabel } from './describe-event';
+import { groupKeystrokes } from './group-input';
 import { timelineApi, type TimelineSource } from './timeline-api';
 import './timeline.css';
 
@@ -117,19 +118,20 @@ export function TimelinePanel({ source, live, refreshKey, selectedSeq, onPick }:
           stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
         }}
       >
-        {shown.map((e) => {
-          const text = describeEvent(e);
+        {groupKeystrokes(shown).map(({ event: e, last, text: typed, count }) => {
+          // A run of keystrokes reads as what was typed; picking it shows the screen after the last key.
+          const text = typed !== null && count > 1 ? describeEvent({ ...last, text: typed, bytes: 0, truncated: false } as TimelineEvent) : describeEvent(e);
           return (
             <li key={e.seq}>
               <button
                 type="button"
-                className={`timeline-event tone-${text.tone}${e.seq === selectedSeq ? ' selected' : ''}`}
+                className={`timeline-event tone-${text.tone}${selectedSeq !== null && selectedSeq !== undefined && selectedSeq >= e.seq && selectedSeq <= last.seq ? ' selected' : ''}`}
                 data-testid="timeline-event"
                 data-kind={e.kind}
                 data-who={e.who}
-                data-seq={e.seq}
+                data-seq={last.seq}
                 disabled={!onPick}
-                onClick={() => onPick?.(e)}
+                onClick={() => onPick?.(last)}
                 title={`${new Date(e.at).toLocaleString()} · ${whoLabel(e.who)}${e.door ? ` via ${e.door}` : ''} · output offset ${e.offset}${onPick ? '\nClick to replay the terminal as it was then' : ''}`}
               >
                 <span className="ev-time">{clockTime(e.at)}</span>
