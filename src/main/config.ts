@@ -1,5 +1,4 @@
-import { homedir, platform } from 'node:os';
-import { join } from 'node:path';
+import { defaultHome } from './home';
 import { defaultManagerConfig, type ManagerConfig } from './terminal/manager';
 import { parseTimelineSettings, type TimelineSettings } from './timeline/settings';
 
@@ -34,13 +33,11 @@ export interface Limits {
 
 export const DefaultPort = 8791;
 
-export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.PTYDECK_HOME) return env.PTYDECK_HOME;
-  if (platform() === 'darwin') return join(homedir(), 'Library', 'Application Support', 'ptydeck');
-  return join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'ptydeck');
-}
+export { defaultHome };
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 function intFrom(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;

@@ -28,6 +28,7 @@ const FILE = 'tmux-sessions.json';
 export class DurableState {
   private readonly path: string;
   private pending: NodeJS.Timeout | null = null;
+  private disposed = false;
   private latest: Session[] = [];
 
   constructor(dir: string) {
@@ -46,6 +47,8 @@ export class DurableState {
 
   /** Records the tmux sessions among `sessions`; coalesced, unless `now`. */
   save(sessions: Session[], now = false): void {
+    // A session that ends after the shutdown (its exit seen late) must not write into a home that may be gone.
+    if (this.disposed) return;
     this.latest = sessions;
     if (now) {
       if (this.pending) clearTimeout(this.pending);
@@ -92,6 +95,7 @@ export class DurableState {
 
   /** No more writes (the manager is shutting down; the last save was synchronous). */
   dispose(): void {
+    this.disposed = true;
     if (this.pending) clearTimeout(this.pending);
     this.pending = null;
   }
