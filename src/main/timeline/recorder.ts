@@ -37,7 +37,9 @@ const TRANSLATE: { [K in keyof SessionEvents as string extends K ? never : K]?: 
   floor: (e) => ({ kind: 'floor', mode: e.mode, ...who(e.by) }),
   resized: (e) => ({ kind: 'resized', cols: e.cols, rows: e.rows, ...who(e.by) }),
   signal: (e) => ({ kind: 'signal', signal: e.signal, delivered: e.delivered, ...who(e.by) }),
-  exit: (e) => ({ kind: 'exit', exitCode: e.exitCode, signal: e.signal, who: 'ptydeck' }),
+  // The event carries the backend's word; tmux does not always know the status, and then the summary
+  // has the one the shell announced itself (its EXIT trap).
+  exit: (e, r) => ({ kind: 'exit', exitCode: e.exitCode ?? (e.signal === null ? r.summaryExitCode() : null), signal: e.signal, who: 'ptydeck' }),
   closed: (e) => ({ kind: 'closed', survivors: e.survivors.length, ...who(e.by) }),
   // approvals: (e) => ({ kind: 'approval', decision: e.decision, command: e.command, reason: e.reason, ...who(e.by) }),
 };
@@ -120,6 +122,10 @@ export class SessionRecorder {
   /** An entry from outside the session's own events (a note about the recording, say). */
   note(text: string): void {
     this.append({ kind: 'note', text, who: 'ptydeck' });
+  }
+
+  summaryExitCode(): number | null {
+    return this.session.summary().exitCode;
   }
 
   inputEntry(e: SessionEvents['input']): Entry {

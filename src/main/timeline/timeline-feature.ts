@@ -83,6 +83,8 @@ export const timelineFeature: FeatureFactory = (host): Feature => {
   };
 
   const offRegistered = host.manager.events.on('registered', begin);
+  // tmux sessions taken back at start are registered before the features exist: each starts a life here.
+  for (const s of host.manager.list()) if (!s.closed) begin(s);
   const ageTimer = setInterval(() => recordings?.ageOut(), TimelineConstants.AgeCheckMs);
   ageTimer.unref();
 
