@@ -57,7 +57,8 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
     tokens = new TokenStore(config.home, config.tokenFromEnv);
     const sessions = (manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home }));
     // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
-    sessions.adoptDurableSessions();
+    // Terminals an earlier run left behind (PTY host, tmux) come back first, with their output, before any door is asked.
+    await sessions.adoptDurableSessions();
     features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home }));
     const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
     server = await startServer({ manager: sessions, tokens, config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
