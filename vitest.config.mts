@@ -10,6 +10,7 @@ const everyBackend = [
   'test/teardown.test.ts',
   'test/mcp.test.ts',
   'test/backpressure.test.ts',
+  'test/timeline.test.ts',
 ];
 
 export default defineConfig({

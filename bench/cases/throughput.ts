@@ -164,7 +164,7 @@ async function baselineRun(payload: Payload, timeoutMs: number): Promise<Run> {
   return { result: check.result() };
 }
 
-async function serverRun(srv: BenchServer, door: DoorName, payload: Payload, timeoutMs: number): Promise<Run> {
+export async function serverRun(srv: BenchServer, door: DoorName, payload: Payload, timeoutMs: number): Promise<Run> {
   const check = new StreamCheck(payload);
   // A fresh session per run: one session's log and screen never weigh on the next run.
   const id = door === 'execd' ? await createExecdSession(srv) : await createSession(srv, `tp-${door}-${Date.now()}`);

@@ -14,9 +14,10 @@ import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { acquireServerLock } from './server-lock';
 import { SessionManager } from './terminal/manager';
 import type { Feature, FeatureFactory } from './feature';
+import { timelineFeature } from './timeline/timeline-feature';
 
 /** The features that ride on the core, in the order they start (see feature.ts). */
-export const FEATURES: FeatureFactory[] = [];
+export const FEATURES: FeatureFactory[] = [timelineFeature];
 
 /**
  * ptydeck without a window: the session manager, the credentials, and the server with every door.

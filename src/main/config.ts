@@ -1,5 +1,6 @@
 import { defaultHome } from './home';
 import { defaultManagerConfig, type ManagerConfig } from './terminal/manager';
+import { parseTimelineSettings, type TimelineSettings } from './timeline/settings';
 
 /**
  * Flags and environment in one place. AIO's own variables are honoured so that a deployment written
@@ -18,6 +19,8 @@ export interface ServerConfig {
   /** Where the built viewer lives; null serves a notice instead. */
   viewerDir: string | null;
   limits: Limits;
+  /** The timeline and recordings (src/main/timeline/settings.ts). */
+  timeline: TimelineSettings;
 }
 
 export interface Limits {
@@ -81,5 +84,6 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
       socketsPerPrincipal: intFrom('PTYDECK_MAX_SOCKETS', env.PTYDECK_MAX_SOCKETS, 64, 1, 100000),
       createsPerMinute: intFrom('PTYDECK_MAX_CREATES_PER_MINUTE', env.PTYDECK_MAX_CREATES_PER_MINUTE, 120, 1, 1000000),
     },
+    timeline: parseTimelineSettings(env, intFrom, (m) => new ConfigError(m)),
   };
 }

@@ -102,6 +102,8 @@ export class IdTakenError extends Error {
 }
 
 export interface ManagerEvents extends Record<string, unknown> {
+  /** A session exists, before its shell starts: a feature that must see all its output subscribes here. */
+  registered: Session;
   created: Session;
   changed: Session;
   closed: { session: Session; report: TeardownReport };
@@ -232,6 +234,7 @@ export class SessionManager {
   private register(session: Session): void {
     const id = session.id;
     this.sessions.set(id, session);
+    this.events.emit('registered', session);
     session.events.on('changed', (s) => {
       if (s.isDurable) this.scheduleSave(s.backendKind as 'host' | 'tmux');
       this.events.emit('changed', s);

@@ -66,7 +66,7 @@ export interface SessionEvents extends Record<string, unknown> {
   changed: Session;
   /** Bytes appended to the output log at `offset` (channel 2 is stderr, pipe sessions only). */
   output: { data: Buffer; offset: number; channel: number };
-  /** Bytes written to the terminal, by whom; `command` when they were typed for an exec. `offset` is the log's end then. */
+  /** Bytes about to be written to the terminal (published just before the write), by whom; `command` when they were typed for an exec. `offset` is the log's end then. */
   input: { data: string | Uint8Array; by: Actor; offset: number; command?: string };
   /** A shell-integration marker passed by on the output path. */
   marker: Marker;
@@ -416,8 +416,10 @@ export class Session {
     if (!this.proc) this.start();
     if (!this.isAlive) throw new NotActiveError(`its shell has exited${this.exit?.exitCode != null ? ` with code ${this.exit.exitCode}` : ''}`);
     const offset = this.log.end;
-    this.proc!.write(data);
+    // Published just before the write: a subscriber sees the terminal as these bytes will find it (is
+    // it echoing? the timeline keeps a password typed at a prompt that does not echo out of its records).
     this.events.emit('input', { data, by, offset, command });
+    this.proc!.write(data);
   }
 
   async exec(command: string, opts: ExecOptions) {
