@@ -82,9 +82,10 @@ test('the empty state says how agents open terminals, and opens one of your own 
   await expect(page.getByTestId('terminal-frame')).toHaveAttribute('data-floor', 'type');
   await expect(page.getByTestId('link-state')).toHaveAttribute('data-state', 'live');
   await page.getByTestId('terminal').click();
-  await page.keyboard.type('echo mine-$((40+2))');
+  await page.keyboard.type('echo mine-$((40+2))-$PTYDECK_TEST_PERSON_RC');
   await page.keyboard.press('Enter');
-  await expectTerminalToShow(page, id, 'mine-42');
+  // The person's own ~/.bashrc was read (the test's HOME has one that sets this).
+  await expectTerminalToShow(page, id, 'mine-42-loaded');
 });
 
 test('an agent’s new session appears without a reload, shows its output, its running command, and Interrupt stops it', async ({ page, srv }) => {

@@ -92,6 +92,8 @@ export const CommandConstants = {
   RenderWindowBytes: 256 * 1024,
   /** How long a new shell may take to print its first prompt marker before creation fails. */
   ShellStartTimeoutMs: 10000,
+  /** How long a person's shell (which reads their own rc file) is waited for before their terminal opens anyway. */
+  PersonShellGraceMs: 3000,
 } as const;
 
 export const SessionConstants = {

@@ -220,7 +220,11 @@ export class SessionManager {
         this.sessions.delete(id);
         throw new InvalidRequestError(`could not start the shell: ${(err as Error).message}`);
       }
-      if (!(await session.ready())) {
+      // A person's own rc file may take long (a pyenv rehash waits a minute on a stale lock): like any
+      // terminal emulator, their terminal opens while it still runs (commands wait for the prompt
+      // themselves); an agent's clean shell must show a prompt before its creation is answered.
+      const ready = await session.ready(req.loadUserRc ? CommandConstants.PersonShellGraceMs : undefined);
+      if (!ready && !(req.loadUserRc && session.isAlive)) {
         const spawnError = (session.process as { spawnError?: string | null } | null)?.spawnError;
         const why = spawnError ?? (session.exit ? `the shell exited with code ${session.exit.exitCode}` : 'the shell printed no prompt in time');
         await session.close();
