@@ -28,7 +28,8 @@ const pidFrom = async (file: string): Promise<number> => {
 };
 
 test('a grandchild that ignores TERM and HUP is killed; the close reports no survivors', async () => {
-  const created = await srv.api('POST', '/api/sessions', { cwd: '/tmp' });
+  // A person's terminal reads ~/.bashrc: the test's own HOME has none (this machine's may take a minute).
+  const created = await srv.api('POST', '/api/sessions', { cwd: '/tmp', env: { HOME: dir } });
   const sid = created.body.session?.id ?? expect.fail(JSON.stringify(created));
   const f = join(dir, 'grandchild.pid');
   await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, {

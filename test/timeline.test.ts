@@ -237,8 +237,20 @@ function runOnTerminal(file: string, args: string[]): Promise<Buffer> {
   return new Promise((resolve) => {
     const p = pty.spawn(file, args, { cols: 80, rows: 24, encoding: null } as pty.IPtyForkOptions);
     const chunks: Buffer[] = [];
-    p.onData((d: string | Buffer) => chunks.push(typeof d === 'string' ? Buffer.from(d) : d));
-    p.onExit(() => setTimeout(() => resolve(Buffer.concat(chunks)), 100));
+    let lastData = Date.now();
+    p.onData((d: string | Buffer) => {
+      chunks.push(typeof d === 'string' ? Buffer.from(d) : d);
+      lastData = Date.now();
+    });
+    // The exit may be seen before the terminal's last bytes are read (a loaded machine): done once
+    // nothing more has come for a while after it.
+    p.onExit(() => {
+      const settle = setInterval(() => {
+        if (Date.now() - lastData < 500) return;
+        clearInterval(settle);
+        resolve(Buffer.concat(chunks));
+      }, 100);
+    });
   });
 }
 
