@@ -13,7 +13,7 @@ import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstan
 import { Emitter } from './emitter';
 import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
 import type { FloorMode } from './floor';
-import { Session, type SessionSpec } from './session';
+import { Session, type HostFactory, type SessionSpec } from './session';
 import type { TeardownReport } from './teardown';
 
 export interface ManagerConfig {
@@ -54,6 +54,8 @@ export interface CreateRequest {
   command?: string;
   /** Do not start the shell yet (execd: the first socket starts it and picks pty or pipe mode). */
   lazy?: boolean;
+  /** Run on this process host instead of a shell (the bash API's one process per command). */
+  host?: HostFactory;
   floor?: FloorMode;
   noChangeTimeoutSecs?: number | null;
   retention?: 'persistent' | 'expiring';
@@ -192,7 +194,14 @@ export class SessionManager {
     };
     const session = new Session(spec, this.backends);
     this.register(session);
-    if (!req.lazy) {
+    if (req.host) {
+      try {
+        session.host(req.host);
+      } catch (err) {
+        this.sessions.delete(id);
+        throw new InvalidRequestError(`could not start the session: ${(err as Error).message}`);
+      }
+    } else if (!req.lazy) {
       try {
         session.start();
       } catch (err) {

@@ -56,6 +56,9 @@ export interface SessionEvents extends Record<string, unknown> {
   closed: TeardownReport;
 }
 
+/** Builds the process a session runs on when it is not a shell (see `Session.host`). */
+export type HostFactory = (session: Session, env: Record<string, string>) => TerminalProcess;
+
 export class UnsupportedError extends Error {
   constructor(message: string) {
     super(message);
@@ -214,9 +217,7 @@ export class Session {
   start(mode: 'pty' | 'pipe' = 'pty'): void {
     if (this.proc || this.closed) return;
     this.mode = mode;
-    const extraEnv: Record<string, string> = { ...(this.spec.env ?? {}), PTYDECK_SESSION_ID: this.id };
-    const [tagName, tagValue] = splitOnce(this.envTag, '=');
-    extraEnv[tagName] = tagValue;
+    const extraEnv = this.childEnv();
     let file: string;
     let args: string[];
     let env: Record<string, string>;
@@ -236,6 +237,27 @@ export class Session {
     const backend = mode === 'pipe' ? this.backends.pipe : this.ptyBackend();
     const proc = backend.spawn({ sessionId: this.id, file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows });
     this.attachProcess(proc);
+  }
+
+  /**
+   * Runs the session on a process host built for it instead of a shell: the bash API's, which starts one
+   * process per command on pipes. There is no prompt, so nothing is typed and `exec` is the host's own.
+   */
+  host(build: HostFactory): void {
+    if (this.proc || this.closed) return;
+    this.mode = 'pipe';
+    this.commands.state = 'prompt';
+    this.attachProcess(build(this, childEnvironment(process.env, this.childEnv())));
+    // No shell: every process that carries the tag is this session's, whenever it started.
+    this.shellStartTime = 0;
+  }
+
+  /** What every process of this session gets in its environment: the caller's variables, its id, its tag. */
+  private childEnv(): Record<string, string> {
+    const extraEnv: Record<string, string> = { ...(this.spec.env ?? {}), PTYDECK_SESSION_ID: this.id };
+    const [tagName, tagValue] = splitOnce(this.envTag, '=');
+    extraEnv[tagName] = tagValue;
+    return extraEnv;
   }
 
   /**
