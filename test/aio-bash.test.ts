@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { readStat } from '../src/main/terminal/processes';
 import { startTestServer, until, type TestServer } from './helpers';
 
 /**
@@ -18,6 +19,12 @@ afterAll(async () => {
   await srv.close();
   rmSync(tmp, { recursive: true, force: true });
 });
+
+/** Alive and not a zombie (an orphan's zombie waits for init, which may not reap it soon). */
+const isAlive = (pid: number): boolean => {
+  const s = readStat(pid);
+  return s !== null && s.state !== 'Z';
+};
 
 const bash = (route: string, body?: unknown, token?: string) => srv.api('POST', `/v1/bash/${route}`, body, token === undefined ? {} : { token });
 
@@ -288,6 +295,27 @@ describe('sessions, create, close', () => {
     const unknown = await srv.api('POST', '/v1/bash/sessions/never-was/close');
     expect(unknown.status).toBe(200);
     expect(unknown.body).toEqual({ success: false, message: 'Session never-was not found', data: null });
+  });
+
+  test('closing tears down every process the session started, the earlier commands\' too', async () => {
+    const id = await newSession();
+    const first = await bash('exec', { session_id: id, command: 'sleep 300 & echo $!' });
+    const bgPid = Number(first.body.data.stdout.trim());
+    // A later command is running when the session closes; the earlier background child must die as
+    // well, although it started before that command (so it is not found as the command's descendant).
+    await bash('exec', { session_id: id, command: 'sleep 0.05' });
+    const later = await bash('exec', { session_id: id, command: 'echo $$; exec sleep 300', async_mode: true });
+    const laterPid = Number((await until(async () => (await bash('output', { session_id: id, offset: later.body.data.offset })).body.data.stdout)).trim());
+    expect(readStat(bgPid)!.startTime).toBeLessThan(readStat(laterPid)!.startTime);
+    expect(isAlive(bgPid)).toBe(true);
+    await srv.api('POST', `/v1/bash/sessions/${id}/close`);
+    expect(isAlive(bgPid)).toBe(false);
+  });
+
+  test('a command that leaves a background child holding its pipes still completes', async () => {
+    const r = await bash('exec', { command: 'sleep 100 & echo started' });
+    expect(r.body.data).toMatchObject({ status: 'completed', exit_code: 0, stdout: 'started\n' });
+    await srv.api('POST', `/v1/bash/sessions/${r.body.data.session_id}/close`);
   });
 
   test('a bash session is listed by the other doors, as a pipe session', async () => {
