@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readStat } from '../src/main/terminal/processes';
 import { startTestServer, until, type TestServer } from './helpers';
+import { WsClient } from './ws-client';
 
 /**
  * AIO's bash command API (/v1/bash/*) against a real server running real bash on real pipes, written
@@ -409,5 +410,57 @@ describe('limits on a server of their own', () => {
     } finally {
       await small.close();
     }
+  });
+});
+
+describe('in the viewer', () => {
+  test('a viewer of a bash session gets its output by channel: transcript, stdout, stderr', async () => {
+    const id = await newSession();
+    await bash('exec', { session_id: id, command: 'echo to-out; echo to-err >&2; exit 4' });
+    const view = await WsClient.open(`${srv.wsUrl}/api/sessions/${id}/view`, { Authorization: `Bearer ${srv.token}` });
+    try {
+      const snap = await view.nextJson('snapshot');
+      expect(snap).toMatchObject({ data: '', channels: true, offset: 0 });
+      const byChannel = async (until: string) => {
+        const got: { channel: number; text: string }[] = [];
+        while (!got.map((g) => g.text).join('').includes(until)) {
+          const f = await view.next((x) => x.binary !== undefined);
+          got.push({ channel: f.binary![0], text: f.binary!.subarray(1).toString() });
+        }
+        // Consecutive frames of one channel are one piece of output.
+        return got.reduce<{ channel: number; text: string }[]>((acc, g) => {
+          const last = acc[acc.length - 1];
+          if (last && last.channel === g.channel) last.text += g.text;
+          else acc.push({ ...g });
+          return acc;
+        }, []);
+      };
+      expect(await byChannel('[exit 4]')).toEqual([
+        { channel: 3, text: '$ echo to-out; echo to-err >&2; exit 4\n' },
+        { channel: 1, text: 'to-out\n' },
+        { channel: 2, text: 'to-err\n' },
+        { channel: 3, text: '[exit 4]\n' },
+      ]);
+      // Live output arrives the same way.
+      await bash('exec', { session_id: id, command: 'echo live >&2' });
+      expect(await byChannel('[exit 0]')).toEqual([
+        { channel: 3, text: '$ echo live >&2\n' },
+        { channel: 2, text: 'live\n' },
+        { channel: 3, text: '[exit 0]\n' },
+      ]);
+    } finally {
+      view.close();
+      await srv.api('POST', `/v1/bash/sessions/${id}/close`);
+    }
+  });
+
+  test('Interrupt from the viewer sends SIGINT to the running command', async () => {
+    const r = await bash('exec', { command: 'sleep 30', async_mode: true });
+    const { session_id, command_id } = r.body.data;
+    const sent = await srv.api('POST', `/api/sessions/${session_id}/interrupt`);
+    expect(sent.body.sent).toBe('SIGINT');
+    const rest = await pollToEnd(session_id, command_id, { offset: 0, stderr_offset: 0 });
+    expect(rest.command).toMatchObject({ status: 'completed', exit_code: -2 });
+    await srv.api('POST', `/v1/bash/sessions/${session_id}/close`);
   });
 });

@@ -56,6 +56,11 @@ export const nativeDoor: Door = {
       // The person may always interrupt, whatever the floor: it is the safety control.
       requireAdmin(req, 'Interrupt');
       const s = session(req);
+      // On pipes there is no line discipline to turn ^C into SIGINT: the running command's group gets it.
+      if (s.mode === 'pipe') {
+        const { delivered } = s.signalForeground('SIGINT');
+        return { id: s.id, sent: delivered ? 'SIGINT' : 'nothing (no command is running)' };
+      }
       s.write('\x03', 'system');
       return { id: s.id, sent: '^C' };
     });

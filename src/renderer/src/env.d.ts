@@ -14,4 +14,5 @@ interface Window {
   __ptydeckTerminalRenderer?: (sessionId: string) => 'webgl' | 'dom' | null;
   __ptydeckTerminalSelection?: (sessionId: string) => string | null;
   __ptydeckTerminalSize?: (sessionId: string) => { cols: number; rows: number } | null;
+  __ptydeckTerminalColor?: (sessionId: string, text: string) => { mode: 'default' | 'palette' | 'rgb'; color: number } | null;
 }

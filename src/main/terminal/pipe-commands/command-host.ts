@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OutputChannel } from '../../../shared/types';
 import type { TerminalProcess } from '../backends/backend';
 import type { OutputLog } from '../output-log';
 import { Stream, StreamIndex, type StreamChannel } from './stream-index';
@@ -38,7 +39,7 @@ export const PipeCommandConstants = {
 } as const;
 
 /** Channel of ptydeck's own transcript lines in the session log (never part of stdout or stderr). */
-export const TranscriptChannel = 3;
+export const TranscriptChannel = OutputChannel.Transcript;
 
 export type PipeCommandStatus = 'running' | 'completed' | 'timed_out' | 'killed';
 

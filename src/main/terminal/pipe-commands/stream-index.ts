@@ -1,3 +1,4 @@
+import { OutputChannel } from '../../../shared/types';
 import type { OutputLog } from '../output-log';
 
 /**
@@ -9,7 +10,7 @@ import type { OutputLog } from '../output-log';
  * A run is a stretch of one stream that lies contiguous in the log. Runs whose bytes the log has
  * dropped are forgotten; a reader asking for such bytes gets the oldest ones still held.
  */
-export const Stream = { Stdout: 1, Stderr: 2 } as const;
+export const Stream = { Stdout: OutputChannel.Stdout, Stderr: OutputChannel.Stderr } as const;
 export type StreamChannel = (typeof Stream)[keyof typeof Stream];
 
 interface Run {
