@@ -57,7 +57,7 @@ test('an exec that prints over two seconds arrives as several events before the 
   const gate = join(tmp, 'exec-gate');
   const sid = (await srv.api('POST', '/v1/shell/sessions/create', { exec_dir: tmp })).body.data.session_id;
   const command = `echo tick-1; sleep 0.5; echo tick-2; until [ -e ${gate} ]; do sleep 0.05; done; echo tick-3; sleep 0.5; printf tick-4`;
-  const { res, events } = await sse('/v1/shell/exec', { id: sid, command }, (e, all) => {
+  const { res, events } = await sse('/v1/shell/exec', { id: sid, command }, (_e, all) => {
     if (outputs(all).join('').includes('tick-2\n')) writeFileSync(gate, '');
   });
   expect(res.status).toBe(200);
@@ -88,7 +88,7 @@ test('an exec that prints over two seconds arrives as several events before the 
 
 test('async_mode streams until the command ends too; a timeout ends the stream with running', async () => {
   const gate = join(tmp, 'async-gate');
-  const { events } = await sse('/v1/shell/exec', { command: `echo a; until [ -e ${gate} ]; do sleep 0.05; done; echo b`, async_mode: true }, (e, all) => {
+  const { events } = await sse('/v1/shell/exec', { command: `echo a; until [ -e ${gate} ]; do sleep 0.05; done; echo b`, async_mode: true }, (_e, all) => {
     if (outputs(all).join('').includes('a\n')) writeFileSync(gate, '');
   });
   expect(outputs(events).join('')).toBe('a\nb\n');
@@ -106,7 +106,7 @@ test('view streams the running command from its start, then ends with the view',
   const gate = join(tmp, 'view-gate');
   const sid = (await srv.api('POST', '/v1/shell/sessions/create', { exec_dir: tmp })).body.data.session_id;
   await srv.api('POST', '/v1/shell/exec', { id: sid, command: `echo early; until [ -e ${gate} ]; do sleep 0.05; done; echo late`, async_mode: true });
-  const { events } = await sse('/v1/shell/view', { id: sid }, (e, all) => {
+  const { events } = await sse('/v1/shell/view', { id: sid }, (_e, all) => {
     if (outputs(all).join('').includes('early\n')) writeFileSync(gate, '');
   });
   expect(outputs(events).join('')).toBe('early\nlate\n');
