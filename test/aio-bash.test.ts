@@ -17,6 +17,8 @@ beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'ptydeck-bash-test-'));
 });
 afterAll(async () => {
+  // Explicitly created sessions are durable on the tmux backend: end them, not only the server.
+  await srv.app.manager.closeAll();
   await srv.close();
   rmSync(tmp, { recursive: true, force: true });
 });

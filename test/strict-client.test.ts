@@ -12,6 +12,8 @@ beforeAll(async () => {
   srv = await startTestServer();
 });
 afterAll(async () => {
+  // Explicitly created sessions are durable on the tmux backend: end them, not only the server.
+  await srv.app.manager.closeAll();
   await srv.close();
 });
 
