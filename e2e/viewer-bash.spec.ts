@@ -11,7 +11,8 @@ const colorOf = (page: import('@playwright/test').Page, id: string, text: string
 
 test('a bash-API session shows as a pipe session, its stdout and stderr told apart', async ({ page, srv }) => {
   await openViewer(page, srv);
-  const first = await srv.api('POST', '/v1/bash/exec', { command: 'echo plain-$((1+1)); echo red-$((2+2)) >&2; exit 5' });
+  // The agent, with its own token, as an agent would call.
+  const first = await srv.api('POST', '/v1/bash/exec', { command: 'echo plain-$((1+1)); echo red-$((2+2)) >&2; exit 5' }, srv.agentToken);
   expect(first.status).toBe(200);
   const id: string = first.body.data.session_id;
   await expect(tab(page, id)).toBeVisible(SLOW);
@@ -32,11 +33,12 @@ test('a bash-API session shows as a pipe session, its stdout and stderr told apa
   await screenshot(page, 'bash-session');
 
   // A long command streams in while it runs, and the tab names it.
-  const running = await srv.api('POST', '/v1/bash/exec', {
-    session_id: id,
-    command: 'for i in 1 2 3; do echo tick-$i; sleep 0.3; done; echo to$((0))ck >&2; sleep 300',
-    async_mode: true,
-  });
+  const running = await srv.api(
+    'POST',
+    '/v1/bash/exec',
+    { session_id: id, command: 'for i in 1 2 3; do echo tick-$i; sleep 0.3; done; echo to$((0))ck >&2; sleep 300', async_mode: true },
+    srv.agentToken,
+  );
   expect(running.body.data.status).toBe('running');
   await expectTerminalToShow(page, id, 'to0ck');
   expect(await colorOf(page, id, 'to0ck')).toEqual({ mode: 'palette', color: 1 });
@@ -46,10 +48,10 @@ test('a bash-API session shows as a pipe session, its stdout and stderr told apa
 
   // Interrupt reaches the command on pipes too (as SIGINT).
   await floorButton(page, 'Interrupt').click();
-  await expectTerminalToShow(page, id, '[ended by SIGINT]');
+  await expectTerminalToShow(page, id, '[killed by SIGINT]');
   await expect(tab(page, id)).not.toHaveAttribute('data-status', 'running', SLOW);
 
   // Closed by the agent: the tab goes.
-  await srv.api('POST', `/v1/bash/sessions/${id}/close`);
+  await srv.api('POST', `/v1/bash/sessions/${id}/close`, undefined, srv.agentToken);
   await expect(tab(page, id)).toHaveCount(0, SLOW);
 });

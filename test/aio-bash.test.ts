@@ -359,25 +359,49 @@ describe('ownership, floor and limits, as on every door', () => {
     expect((await bash('output', { session_id: id })).status).toBe(200);
   });
 
-  test('while a person holds the floor, exec, write, kill and close answer 423; output still works', async () => {
-    const r = await bash('exec', { command: 'cat', async_mode: true });
+  test("while a person holds the floor, an agent's exec, write, kill and close answer 423; output still works", async () => {
+    const alice = (await srv.api('POST', '/api/tokens', { name: 'alice-bash' })).body.token;
+    const r = await bash('exec', { command: 'cat', async_mode: true }, alice);
     const { session_id } = r.body.data;
     await srv.api('POST', `/api/sessions/${session_id}/takeover`);
     const refused = [
-      await bash('exec', { session_id, command: 'true' }),
-      await bash('write', { session_id, input: 'x\n' }),
-      await bash('kill', { session_id }),
-      await srv.api('POST', `/v1/bash/sessions/${session_id}/close`),
+      await bash('exec', { session_id, command: 'true' }, alice),
+      await bash('write', { session_id, input: 'x\n' }, alice),
+      await bash('kill', { session_id }, alice),
+      await srv.api('POST', `/v1/bash/sessions/${session_id}/close`, undefined, { token: alice }),
     ];
     for (const x of refused) {
       expect(x.status).toBe(423);
       expect(x.body.message).toMatch(/A person has taken control/);
     }
-    expect((await bash('output', { session_id })).status).toBe(200);
+    expect((await bash('output', { session_id }, alice)).status).toBe(200);
+    // The refusals are counted for the viewer, by agent.
+    const summary = (await srv.api('GET', `/api/sessions/${session_id}`)).body;
+    expect(summary.refusals).toBe(4);
+    expect(summary.refusedBy).toEqual([{ agent: 'alice-bash', count: 4, actions: ['exec', 'input', 'signal', 'close'], last: expect.any(String) }]);
+    // The person's own credential is never refused.
+    expect((await bash('write', { session_id, input: 'from-person\n' })).status).toBe(200);
     await srv.api('POST', `/api/sessions/${session_id}/release`);
-    expect((await bash('write', { session_id, input: 'back\n' })).status).toBe(200);
-    await until(async () => (await bash('output', { session_id })).body.data.stdout === 'back\n');
-    expect((await srv.api('POST', `/v1/bash/sessions/${session_id}/close`)).body.success).toBe(true);
+    expect((await bash('write', { session_id, input: 'back\n' }, alice)).status).toBe(200);
+    await until(async () => (await bash('output', { session_id }, alice)).body.data.stdout === 'from-person\nback\n');
+    expect((await srv.api('POST', `/v1/bash/sessions/${session_id}/close`, undefined, { token: alice })).body.success).toBe(true);
+  });
+
+  test('a queued exec asks the floor again when its turn comes', async () => {
+    const bob = (await srv.api('POST', '/api/tokens', { name: 'bob-bash' })).body.token;
+    const id = (await bash('sessions/create', {}, bob)).body.data.session_id;
+    const gate = join(tmp, 'queue-gate');
+    const first = bash('exec', { session_id: id, command: `until [ -e ${gate} ]; do sleep 0.05; done` }, bob);
+    await until(async () => (await srv.api('GET', '/v1/bash/sessions', undefined, { token: bob })).body.data.find((s: any) => s.session_id === id)?.current_command);
+    const queued = bash('exec', { session_id: id, command: 'echo should-not-run' }, bob);
+    await srv.api('POST', `/api/sessions/${id}/takeover`);
+    writeFileSync(gate, '');
+    expect((await first).status).toBe(200);
+    const refused = await queued;
+    expect(refused.status).toBe(423);
+    expect((await bash('output', { session_id: id }, bob)).body.data.stdout).toBe('');
+    await srv.api('POST', `/api/sessions/${id}/release`);
+    await srv.api('POST', `/v1/bash/sessions/${id}/close`, undefined, { token: bob });
   });
 
   test('input over the limit is 413', async () => {
@@ -456,13 +480,14 @@ describe('in the viewer', () => {
     }
   });
 
-  test('Interrupt from the viewer sends SIGINT to the running command', async () => {
+  test('Interrupt from the viewer sends SIGINT to the running command, which ends killed', async () => {
     const r = await bash('exec', { command: 'sleep 30', async_mode: true });
     const { session_id, command_id } = r.body.data;
     const sent = await srv.api('POST', `/api/sessions/${session_id}/interrupt`);
     expect(sent.body.sent).toBe('SIGINT');
     const rest = await pollToEnd(session_id, command_id, { offset: 0, stderr_offset: 0 });
-    expect(rest.command).toMatchObject({ status: 'completed', exit_code: -2 });
+    // Any signal sent through ptydeck counts as a kill, whichever door sent it.
+    expect(rest.command).toMatchObject({ status: 'killed', exit_code: -2 });
     await srv.api('POST', `/v1/bash/sessions/${session_id}/close`);
   });
 });

@@ -26,10 +26,10 @@ afterAll(async () => {
 type SseEvent = { comment: string } | { data: any };
 
 /** Opens an SSE request and hands each event to `onEvent` as it arrives; resolves with all of them at the end. */
-async function sse(path: string, body: unknown, onEvent: (e: SseEvent, all: SseEvent[]) => void = () => undefined) {
+async function sse(path: string, body: unknown, onEvent: (e: SseEvent, all: SseEvent[]) => void = () => undefined, token = srv.token) {
   const res = await fetch(srv.url + path, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${srv.token}`, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
     body: JSON.stringify(body),
   });
   const events: SseEvent[] = [];
@@ -125,15 +125,17 @@ test('refusals known before streaming are plain JSON errors with their status', 
   expect(unknown.json).toMatchObject({ success: false, message: 'Session not found' });
   const invalid = await sse('/v1/shell/view', {});
   expect(invalid.res.status).toBe(422);
-  const sid = (await srv.api('POST', '/v1/shell/sessions/create', { exec_dir: tmp })).body.data.session_id;
+  // The floor refuses an agent (the person's own credential it never refuses).
+  const agent = (await srv.api('POST', '/api/tokens', { name: 'sse-agent' })).body.token;
+  const sid = (await srv.api('POST', '/v1/shell/sessions/create', { exec_dir: tmp }, { token: agent })).body.data.session_id;
   await srv.api('POST', `/api/sessions/${sid}/takeover`);
-  const held = await sse('/v1/shell/exec', { id: sid, command: 'true' });
+  const held = await sse('/v1/shell/exec', { id: sid, command: 'true' }, undefined, agent);
   expect(held.res.status).toBe(423);
   expect(held.json.message).toMatch(/A person has taken control/);
   await srv.api('POST', `/api/sessions/${sid}/release`);
-  await srv.api('POST', '/v1/shell/exec', { id: sid, command: 'sleep 30', async_mode: true });
-  const busy = await sse('/v1/shell/exec', { id: sid, command: 'true' });
+  await srv.api('POST', '/v1/shell/exec', { id: sid, command: 'sleep 30', async_mode: true }, { token: agent });
+  const busy = await sse('/v1/shell/exec', { id: sid, command: 'true' }, undefined, agent);
   expect(busy.res.status).toBe(400);
   expect(busy.json.message).toBe('Session already has a running command');
-  await srv.api('POST', '/v1/shell/kill', { id: sid });
+  await srv.api('POST', '/v1/shell/kill', { id: sid }, { token: agent });
 });

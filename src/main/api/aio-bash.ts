@@ -8,6 +8,7 @@ import { bashBinary, bashSessionHost, commandHostOf, readSnapshot } from '../ter
 import type { Session } from '../terminal/session';
 import { incompleteTailLength } from '../terminal/utf8';
 import { checkInputSize, checkedDir, envelope, failure } from './aio-common';
+import { actorOf } from './auth';
 import { ApiError } from './errors';
 import type { ApiContext, Door } from './server';
 import { bodyObject, optSeconds, parse, path } from './validate';
@@ -30,6 +31,9 @@ import { bodyObject, optSeconds, parse, path } from './validate';
  * A bash session is a ptydeck session on a CommandHost (terminal/pipe-commands): the same ids, owners,
  * limits and floor as every other door, listed everywhere, watched in the viewer, closed by the same teardown.
  */
+/** How this door names itself in the session's records (who did what, through which door). */
+const DOOR = 'aio-bash';
+
 export const BashApiDefaults = {
   /** AIO's default cap on the characters of stdout and of stderr in a synchronous exec's answer. */
   MaxOutputLength: 50_000,
@@ -119,6 +123,7 @@ export const aioBashDoor: Door = {
 
     app.post('/v1/bash/exec', async (req) => {
       const body = parse(ExecBody, bodyObject(req.body, 'aio'), 'aio');
+      const by = actorOf(req.principal, DOOR);
       const env = checkedEnv(body.env);
       const dir = body.exec_dir ? checkedDir(body.exec_dir, 'exec_dir') : undefined;
       const { session, host } = await openSession(req, body.session_id || undefined, { cwd: dir });
@@ -132,7 +137,8 @@ export const aioBashDoor: Door = {
         async,
         timeoutSecs: body.timeout,
         hardTimeoutSecs: body.hard_timeout,
-        admit: () => session.floor.check('agent'),
+        // The floor is asked when the command's turn comes, not only when the request arrived.
+        admit: () => session.authorize(by, 'exec'),
       });
       session.touch();
       const limit = async ? 0 : (body.max_output_length ?? BashApiDefaults.MaxOutputLength);
@@ -166,17 +172,17 @@ export const aioBashDoor: Door = {
       const target = (body.command_id ? host.find(body.command_id) : null) ?? host.current;
       if (!target?.takesInput) throw new ApiError(400, 'No running process to write to', 'NO_RUNNING_PROCESS');
       // Through the session, so the floor and every input rule apply as on the other doors. No newline is added.
-      host.withStdinTarget(target, () => session.write(body.input, 'agent'));
+      host.withStdinTarget(target, () => session.write(body.input, actorOf(req.principal, DOOR)));
       return { success: true, message: 'Input written', data: null };
     });
 
     app.post('/v1/bash/kill', async (req) => {
       const body = parse(KillBody, bodyObject(req.body, 'aio'), 'aio');
-      const { session, host } = lookup(req, body.session_id);
-      session.floor.check('agent');
+      const { session } = lookup(req, body.session_id);
       const signal = body.signal ?? BashApiDefaults.Signal;
-      // Only the current command's process group, and 200 even when nothing runs (as AIO answers).
-      host.signal(host.current, signal);
+      // A pipe session's "foreground" is its current command's process group. 200 even when nothing
+      // runs (as AIO answers); the floor may refuse (423).
+      session.signalForeground(signal, actorOf(req.principal, DOOR));
       return { success: true, message: `Signal ${signal} sent`, data: null };
     });
 
@@ -202,8 +208,7 @@ export const aioBashDoor: Door = {
       const s = ctx.manager.get(id);
       // AIO answers 200 for an unknown id; another agent's session is unknown to this caller.
       if (!s || !ctx.canSee(req.principal, s)) return failure(`Session ${id} not found`);
-      s.floor.check('agent');
-      await ctx.manager.close(id);
+      await ctx.manager.close(id, actorOf(req.principal, DOOR));
       return { success: true, message: `Session ${id} closed`, data: null };
     });
   },

@@ -12,6 +12,7 @@ import { DurableState } from './durable-state';
 import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants, WaitMonitorConstants } from './constants';
 import { Emitter } from './emitter';
 import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
+import { SYSTEM, type Actor } from './actor';
 import type { FloorMode } from './floor';
 import { Session, type HostFactory, type SessionSpec } from './session';
 import type { TeardownReport } from './teardown';
@@ -302,11 +303,13 @@ export class SessionManager {
     );
   }
 
-  async close(id: string): Promise<TeardownReport | null> {
+  /** Closes a session for `by`; the floor may refuse an agent (FloorRefusedError), and then nothing changes. */
+  async close(id: string, by: Actor = SYSTEM): Promise<TeardownReport | null> {
     const s = this.sessions.get(id);
     if (!s) return null;
+    s.authorize(by, 'close');
     this.sessions.delete(id);
-    return s.close();
+    return s.close(by);
   }
 
   async closeAll(): Promise<void> {
@@ -360,6 +363,8 @@ export class SessionManager {
   /** A session may be closed to make room when nothing depends on it right now. */
   isReclaimable(s: Session): boolean {
     if (s.closed || !s.isAlive) return true;
+    // A session the person holds is in use, whatever it runs.
+    if (s.floor.mode === 'takeover') return false;
     const running = s.commands.current !== null && !s.commands.current.shellDone;
     return !running && s.shellState !== 'busy' && s.attachedClients === 0;
   }

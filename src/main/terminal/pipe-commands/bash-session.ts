@@ -43,6 +43,9 @@ export function bashSessionHost(opts: { bash: string; snapshot?: string | null }
       },
     });
     hosts.set(session, host);
+    session.events.on('signal', (e) => {
+      if (e.delivered) host.noteSignalled(e.targetPgid);
+    });
     session.events.on('closed', () => host.dispose());
     return host;
   };

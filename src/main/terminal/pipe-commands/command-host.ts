@@ -307,11 +307,12 @@ export class CommandHost implements TerminalProcess {
     stdin.write(data);
   }
 
-  /** Signals `cmd`'s whole process group; false when it is not running. */
-  signal(cmd: PipeCommand | null, signal: NodeJS.Signals): boolean {
-    if (!cmd || cmd.finished || cmd.exited || !cmd.child?.pid) return false;
-    cmd.killRequested = true;
-    return signalGroup(cmd.child.pid, signal);
+  /**
+   * Someone signalled process group `pgid` through the session (the API's kill, the viewer's Interrupt,
+   * another door's signal): the command that leads it, if it then dies of a signal, was killed.
+   */
+  noteSignalled(pgid: number | null): void {
+    for (const cmd of this.running) if (pgid !== null && cmd.child?.pid === pgid) cmd.killRequested = true;
   }
 
   resize(): void {
