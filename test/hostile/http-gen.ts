@@ -132,6 +132,19 @@ interface Route {
 const opt = (name: string, spec: Spec): Field => ({ name, spec, nullable: true });
 const req = (name: string, spec: Spec): Field => ({ name, spec, required: true });
 
+/** The value a JSON body carries in `field` (the last one, as a parser reads duplicates), if it parses. */
+function sentField(body: Buffer | undefined, field: string): unknown {
+  try {
+    const parsed = body ? (JSON.parse(body.toString('utf8')) as unknown) : undefined;
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>)[field] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the server accepts as a new session's id (manager.ts SESSION_ID_PATTERN, restated: the suite judges from the docs). */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
+
 const MaxCols = 1000;
 const MaxRows = 500;
 
@@ -684,7 +697,10 @@ function pickTarget(route: Route, who: Who, rng: Rng, w: World): { id: string; s
   const hostileBody = (): { id: string; foreign: boolean } => ({ id: rng.pick(HOSTILE_BODY_IDS), foreign: false });
   const hostile = (): { id: string; segment?: string; foreign: boolean } => (route.target === 'body' ? hostileBody() : hostileSegment());
   const own = who === 'admin' ? w.admin : w.mallory;
-  const others = [...w.live, ...w.admin.sinks, ...w.admin.interactive, ...w.admin.doomed, ...w.admin.bash];
+  // A route that creates the session it names (bash exec) could claim a doomed session's id once a
+  // destroy case has closed it, legitimately: its foreign targets are sessions no case ever closes.
+  const claims = route.fields?.some((f) => f.spec.t === 'bashTarget') === true;
+  const others = [...w.live, ...w.admin.sinks, ...w.admin.interactive, ...(claims ? [] : w.admin.doomed), ...w.admin.bash];
   const fromPool = (ids: string[]): { id: string; foreign: boolean } | null => (ids.length ? { id: rng.pick(ids), foreign: false } : null);
   const foreign = (): { id: string; segment?: string; foreign: boolean } => {
     const id = rng.pick(rng.chance(0.7) ? w.live : others);
@@ -886,7 +902,7 @@ function buildBody(route: Route, rng: Rng, w: World, target: { id: string } | nu
     }
     case 'dupkeys': {
       const f = rng.pick(fields);
-      const bad = f.spec.t === 'dim' || f.spec.t === 'int' || f.spec.t === 'secs' || f.spec.t === 'waitSecs' ? '"x"' : '12345';
+      const bad = ['dim', 'int', 'secs', 'waitSecs', 'offset', 'count'].includes(f.spec.t) ? '"x"' : '12345';
       const text = JSON.stringify(base).replace(/\}$/, `${Object.keys(base).length ? ',' : ''}"${f.name}":${JSON.stringify(validValue(f.spec, rng, w, { target: target?.id }))},"${f.name}":${bad}}`);
       return { body: Buffer.from(text), contentType: ct(), invalid: [f.name], uncertain: false, note: `duplicate key ${f.name}, last one invalid` };
     }
@@ -1003,6 +1019,10 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
   if (cred.query) path += (path.includes('?') ? '&' : '?') + cred.query;
 
   const built = buildBody(route, rng, w, route.target === 'body' ? target : null, who);
+  // A route that creates the session it is given (bash exec) refuses an id no session may have: that
+  // field is then as wrong as any mutated one, and the refusal may name either.
+  const idField = route.fields?.find((f) => f.spec.t === 'bashTarget');
+  if (idField && target && route.target === 'body' && !SESSION_ID.test(target.id) && sentField(built.body, idField.name) === target.id) built.invalid.push(idField.name);
   const headers: Record<string, string> = { ...extra, ...cred.headers };
   if (built.body !== undefined && built.contentType) headers['Content-Type'] = built.contentType;
   // HEAD instead of GET now and then (Fastify answers HEAD for every GET route).
@@ -1019,7 +1039,9 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
       foreign: foreignKind ?? undefined,
       invalid: [...built.invalid, ...queryInvalid],
       uncertain: built.uncertain || queryUncertain || Boolean(target?.segment),
-      broken: built.broken,
+      // With a hostile path segment too, which fault is answered first (a malformed URL is, before any
+      // body is read) is the server's to choose; the segment already makes the case uncertain.
+      broken: target?.segment ? undefined : built.broken,
       credential: cred.credential,
       publicRoute: route.role === 'public',
       foreignSession,

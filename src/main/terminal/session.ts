@@ -57,7 +57,7 @@ export interface SessionSpec {
 export interface SessionEvents extends Record<string, unknown> {
   /** Something a listing shows changed (command, shell state, floor, attachments, exit). */
   changed: Session;
-  /** Bytes appended to the output log at `offset` (channel 2 is stderr, pipe sessions only). */
+  /** Bytes appended to the output log at `offset` (pipe sessions only: channel 2 is stderr, 3 the bash host's transcript). */
   output: { data: Buffer; offset: number; channel: number };
   /** Bytes written to the terminal, by whom; `command` when they were typed for an exec. `offset` is the log's end then. */
   input: { data: string | Uint8Array; by: Actor; offset: number; command?: string };
