@@ -790,6 +790,9 @@ function buildBody(route: Route, rng: Rng, w: World, target: { id: string } | nu
   }
   // v1 exec without an id creates a session: keep the id most of the time.
   if (route.name === 'v1 exec' && target && rng.chance(0.85)) base.id = target.id;
+  // A bash output long poll on a sink (whose command never ends) would wait AIO's default 30 s: correct,
+  // but it only slows the attack down.
+  if (route.name === 'bash output' && base.wait === true && base.wait_timeout === undefined) base.wait_timeout = 0.1;
   const json = (obj: unknown): Buffer => Buffer.from(JSON.stringify(obj), 'utf8');
   const ct = (): string =>
     rng.weighted<string>([
