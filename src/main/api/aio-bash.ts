@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SESSION_ID_PATTERN, InvalidRequestError } from '../terminal/manager';
 import { Stream, type StreamChannel } from '../terminal/pipe-commands/stream-index';
 import type { CommandHost, PipeCommand } from '../terminal/pipe-commands/command-host';
-import { bashBinary, bashSessionHost, commandHostOf, readSnapshot } from '../terminal/pipe-commands/bash-session';
+import { admitCommand, bashBinary, bashSessionHost, commandHostOf, readSnapshot } from '../terminal/pipe-commands/bash-session';
 import type { Session } from '../terminal/session';
 import { incompleteTailLength } from '../terminal/utf8';
 import { checkInputSize, checkedDir, envelope, failure } from './aio-common';
@@ -138,7 +138,7 @@ export const aioBashDoor: Door = {
         timeoutSecs: body.timeout,
         hardTimeoutSecs: body.hard_timeout,
         // The floor is asked when the command's turn comes, not only when the request arrived.
-        admit: () => session.authorize(by, 'exec'),
+        admit: () => admitCommand(session, by, body.command),
       });
       session.touch();
       const limit = async ? 0 : (body.max_output_length ?? BashApiDefaults.MaxOutputLength);

@@ -66,10 +66,12 @@ export interface SessionEvents extends Record<string, unknown> {
   changed: Session;
   /** Bytes appended to the output log at `offset` (pipe sessions only: channel 2 is stderr, 3 the bash host's transcript). */
   output: { data: Buffer; offset: number; channel: number };
-  /** Bytes about to be written to the terminal (published just before the write), by whom; `command` when they were typed for an exec. `offset` is the log's end then. */
+  /** Bytes about to be written to the terminal (published just before the write), by whom; `command` when they were typed for an exec (on a bash-API session: handed to `bash -c`). `offset` is the log's end then. */
   input: { data: string | Uint8Array; by: Actor; offset: number; command?: string };
   /** A shell-integration marker passed by on the output path. */
   marker: Marker;
+  /** A command a process host ran started or ended (the bash API's; a shell's commands come as markers). */
+  command: { phase: 'started' | 'ended'; command: string; exitCode: number | null };
   /** The floor refused an agent's action. */
   refused: { action: TerminalAction; by: Actor };
   floor: { mode: FloorMode; by: Actor };

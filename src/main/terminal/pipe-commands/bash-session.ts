@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { CommandStatus } from '../../../shared/types';
+import type { Actor } from '../actor';
 import type { CommandRecord } from '../commands';
 import { InvalidRequestError } from '../manager';
 import type { HostFactory, Session } from '../session';
@@ -36,10 +37,14 @@ export function bashSessionHost(opts: { bash: string; snapshot?: string | null }
       env,
       log: session.log,
       snapshot: opts.snapshot,
-      started: (cmd) => (cmd.tag = session.commands.begin(cmd.command)),
+      started: (cmd) => {
+        cmd.tag = session.commands.begin(cmd.command);
+        session.events.emit('command', { phase: 'started', command: cmd.command, exitCode: null });
+      },
       ended: (cmd) => {
         const next = host.current?.tag as CommandRecord | null | undefined;
         session.commands.end(cmd.tag as CommandRecord, shellStatusOf(cmd.status), cmd.exitCode, next ?? null);
+        session.events.emit('command', { phase: 'ended', command: cmd.command, exitCode: cmd.exitCode });
       },
     });
     hosts.set(session, host);
@@ -49,6 +54,15 @@ export function bashSessionHost(opts: { bash: string; snapshot?: string | null }
     session.events.on('closed', () => host.dispose());
     return host;
   };
+}
+
+/**
+ * Lets `by` run `command` on a bash-API session now, if the floor does (FloorRefusedError otherwise), and
+ * publishes it as the session's input, as a terminal's exec is: who ran what, for the timeline.
+ */
+export function admitCommand(session: Session, by: Actor, command: string): void {
+  session.authorize(by, 'exec');
+  session.events.emit('input', { data: command, by, offset: session.log.end, command });
 }
 
 /** The session's command list speaks AIO's terminal statuses; the bash API's map onto them. */
