@@ -210,7 +210,8 @@ export class SessionManager {
       noChangeTimeoutSecs: req.noChangeTimeoutSecs ?? this.config.noChangeTimeoutSecs,
       retention: req.retention,
       teardownGraceMs: this.config.teardownGraceMs,
-      backend: this.chooseBackend(req),
+      // A process host (the bash API's) runs in this process on pipes: never in the PTY host or tmux.
+      backend: req.host ? 'native' : this.chooseBackend(req),
     };
     if (spec.backend === 'host') spec.backend = await this.connectHost();
     const session = new Session(spec, this.backends, this.memory);
