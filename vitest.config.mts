@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 // The suites that exercise a session's behaviour run on every backend: native PTYs, the PTY host, tmux sessions.
 const everyBackend = [
   'test/aio-rest.test.ts',
+  'test/aio-sse.test.ts',
   'test/aio-ws.test.ts',
   'test/execd.test.ts',
   'test/viewer-ws.test.ts',

@@ -115,6 +115,28 @@ describe('who did what', () => {
   });
 });
 
+test("a bash-API session's commands, output, refusals and close are on its timeline like a terminal's", async () => {
+  const first = await asAgent(claude, 'POST', '/v1/bash/exec', { command: 'echo bash-$((3+4)); echo oops >&2; exit 2' });
+  expect(first.status, JSON.stringify(first.body)).toBe(200);
+  const id: string = first.body.data.session_id;
+  expect((await srv.api('POST', `/api/sessions/${id}/takeover`)).status).toBe(200);
+  expect((await asAgent(claude, 'POST', '/v1/bash/exec', { session_id: id, command: 'echo never' })).status).toBe(423);
+  expect((await srv.api('POST', `/api/sessions/${id}/release`)).status).toBe(200);
+  expect((await asAgent(claude, 'POST', `/v1/bash/sessions/${id}/close`)).status).toBe(200);
+
+  const events = await timelineUntil(id, (es) => es.some((e) => e.kind === 'closed'));
+  expect(events[0]).toMatchObject({ kind: 'created', who: 'claude', door: 'aio-bash', offset: 0 });
+  expect(events.find((e) => e.kind === 'input')).toMatchObject({ who: 'claude', door: 'aio-bash', command: 'echo bash-$((3+4)); echo oops >&2; exit 2' });
+  expect(events.find((e) => e.kind === 'command-started')).toMatchObject({ who: 'claude', command: 'echo bash-$((3+4)); echo oops >&2; exit 2', source: 'exec' });
+  const ended = events.find((e) => e.kind === 'command-ended')!;
+  expect(ended).toMatchObject({ who: 'claude', exitCode: 2 });
+  // The output (stdout, stderr and the transcript) came before the end, and offsets count it.
+  expect(ended.offset).toBeGreaterThan('bash-7\noops\n'.length);
+  expect(events.find((e) => e.kind === 'refused')).toMatchObject({ who: 'claude', door: 'aio-bash', action: 'exec' });
+  expect(events.some((e) => e.kind === 'input' && e.text.includes('never'))).toBe(false);
+  expect(events.find((e) => e.kind === 'closed')).toMatchObject({ who: 'claude', door: 'aio-bash' });
+});
+
 describe('secrets stay out', () => {
   test('input typed at `read -s` is [hidden: N bytes] in the timeline and the recording; other input is kept', async () => {
     const id = await agentSession();

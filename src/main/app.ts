@@ -1,5 +1,6 @@
 import type { ServerConfig } from './config';
 import { TokenStore } from './api/auth';
+import { aioBashDoor } from './api/aio-bash';
 import { aioV1Door } from './api/aio-v1';
 import { aioV2Door } from './api/aio-v2';
 import { aioWsDoor } from './api/aio-ws';
@@ -41,7 +42,7 @@ export interface Ptydeck {
 export type StopMode = 'keep-durable' | 'end-everything';
 
 export function allDoors(viewerDir: string | null): Door[] {
-  return [aioV1Door, aioV2Door, aioWsDoor, execdDoor, nativeDoor, tokensDoor, mcpDoor, viewerWsDoor, viewerStaticDoor(viewerDir)];
+  return [aioV1Door, aioBashDoor, aioV2Door, aioWsDoor, execdDoor, nativeDoor, tokensDoor, mcpDoor, viewerWsDoor, viewerStaticDoor(viewerDir)];
 }
 
 export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {

@@ -64,10 +64,21 @@ export type ViewerEvent =
   | { type: 'session'; session: SessionSummary }
   | { type: 'closed'; id: string };
 
+/**
+ * Channels of a session's output. A terminal has one; a session on pipes (the bash API, execd's pty=0)
+ * keeps stdout and stderr apart, and the bash API's host adds its own transcript (the command line
+ * before a command, how it ended after it).
+ */
+export const OutputChannel = { Stdout: 1, Stderr: 2, Transcript: 3 } as const;
+
 /** Frames of the viewer's terminal socket (/api/sessions/{id}/view). Output itself travels as binary frames. */
 export type ViewerServerFrame =
-  /** First frame, and again after a resync: reset the terminal to this size and write `data`. */
-  | { type: 'snapshot'; data: string; cols: number; rows: number; offset: number }
+  /**
+   * First frame, and again after a resync: reset the terminal to this size and write `data`. With
+   * `channels` (a session on pipes, which has no screen to snapshot) `data` is empty, the recent output
+   * follows as binary frames, and every binary frame starts with its OutputChannel byte.
+   */
+  | { type: 'snapshot'; data: string; cols: number; rows: number; offset: number; channels?: boolean }
   /** The PTY's size changed (another viewer or the agent resized it): render at this size. */
   | { type: 'size'; cols: number; rows: number }
   /** The viewer fell too far behind; a fresh snapshot follows. */

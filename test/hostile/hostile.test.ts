@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
@@ -6,7 +6,7 @@ import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestServer, sleep, until, type TestServer } from '../helpers';
-import { generateHttpCase, SINK_PROGRAM } from './http-gen';
+import { BASH_SINK_COMMAND, generateHttpCase, SINK_PROGRAM, SNAPSHOT_CONTENT, SNAPSHOT_FILE } from './http-gen';
 import { isSentinelReply, judgeFrameReplies, judgeHttp, judgeRawResponse, judgeUpgrade, sentinelFrame } from './judge';
 import { firstDifference, LiveSession, liveProgram } from './live';
 import { describeRequest, errorMessage, Tally, type Violation } from './oracle';
@@ -202,6 +202,11 @@ beforeAll(async () => {
   for (let i = 0; i < 6; i++) aDoomed.push(await lazy(tokens.admin));
   // The viewer's sink lets the person type (its input then reaches cat).
   await api(tokens.admin, 'POST', `/api/sessions/${viewerSink}/floor`, { mode: 'type' });
+  // Bash-API sessions whose running command swallows whatever is written to its stdin.
+  const bashSink = (token: string) => api(token, 'POST', '/v1/bash/exec', { command: BASH_SINK_COMMAND, async_mode: true, exec_dir: tmp }).then((r) => created(r, 'bash sink'));
+  const mBash = [await bashSink(tokens.mallory), await bashSink(tokens.mallory), await bashSink(tokens.mallory)];
+  const aBash = [await bashSink(tokens.admin), await bashSink(tokens.admin)];
+  writeFileSync(join(tmp, SNAPSHOT_FILE), SNAPSHOT_CONTENT);
 
   const live = lives.map((l) => l.id);
   const enc = encodeURIComponent;
@@ -214,8 +219,8 @@ beforeAll(async () => {
     inputLimit: LIMITS.inputBytes,
     live,
     liveVariants: live.flatMap((id) => [`${enc(id)}%00`, enc(id.toUpperCase()), `${enc(id)}%20`, `${enc(id)}%2F..`, `..%2F${enc(id)}`, `${enc(id)}x`, enc(id.slice(0, -1)), `%2e%2e%2F${enc(id)}`]),
-    mallory: { sinks: mSinks, interactive: mShells, doomed: mDoomed },
-    admin: { sinks: aSinks, interactive: aShells, doomed: aDoomed },
+    mallory: { sinks: mSinks, interactive: mShells, doomed: mDoomed, bash: mBash },
+    admin: { sinks: aSinks, interactive: aShells, doomed: aDoomed, bash: aBash },
     // M0-M3 are held by the frame sweep's sockets; M4 and M5 are free for second sockets and takeovers.
     freeMallorySinks: mSinks.slice(4),
   };

@@ -23,6 +23,8 @@ export interface Pools {
   interactive: string[];
   /** Lazy sessions that destructive requests may close. */
   doomed: string[];
+  /** Bash-API sessions whose current command is BASH_SINK_COMMAND: any byte may be written to its stdin. */
+  bash: string[];
 }
 
 export interface World {
@@ -41,6 +43,13 @@ export interface World {
 
 /** A program that swallows anything typed at it and survives every signal but SIGKILL. */
 export const SINK_PROGRAM = "trap '' INT TERM HUP QUIT TSTP; stty raw -echo; exec cat >/dev/null";
+
+/** The bash API's sink: reads stdin into /dev/null, so anything written to it does nothing. */
+export const BASH_SINK_COMMAND = 'exec cat >/dev/null';
+
+/** A script the bash API may source before each command (created in the scratch directory at setup). */
+export const SNAPSHOT_FILE = 'hostile-snapshot.sh';
+export const SNAPSHOT_CONTENT = 'HOSTILE_SNAPSHOT=1\n';
 
 export const SAFE_COMMANDS = ['true', ':', 'echo hostile-ok', 'printf "%s\\n" hostile', 'sleep 0.2', 'pwd', '(exit 3)', 'echo $((6*7))', 'false'];
 
@@ -87,7 +96,16 @@ type Spec =
   | { t: 'signal' }
   | { t: 'tokenName' }
   | { t: 'user' }
-  | { t: 'loginToken' };
+  | { t: 'loginToken' }
+  /** A bash-API session id: the target's, where "" means "make a new one" (valid). */
+  | { t: 'bashTarget' }
+  /** A new bash-API session id, where "" is valid too. */
+  | { t: 'bashNewId' }
+  | { t: 'offset' }
+  | { t: 'count' }
+  | { t: 'bashSignal' }
+  | { t: 'commandId' }
+  | { t: 'snapshot' };
 
 interface Field {
   name: string;
@@ -106,11 +124,26 @@ interface Route {
   fields?: Field[];
   /** Where the session id goes: the path (:id) or the body's `id`. */
   target?: 'param' | 'body';
+  /** Which of the caller's own sessions it targets, when not the role's usual pool. */
+  pool?: 'bash';
   query?: (rng: Rng) => { q: string; invalid: string[]; uncertain: boolean };
 }
 
 const opt = (name: string, spec: Spec): Field => ({ name, spec, nullable: true });
 const req = (name: string, spec: Spec): Field => ({ name, spec, required: true });
+
+/** The value a JSON body carries in `field` (the last one, as a parser reads duplicates), if it parses. */
+function sentField(body: Buffer | undefined, field: string): unknown {
+  try {
+    const parsed = body ? (JSON.parse(body.toString('utf8')) as unknown) : undefined;
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>)[field] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the server accepts as a new session's id (manager.ts SESSION_ID_PATTERN, restated: the suite judges from the docs). */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
 
 const MaxCols = 1000;
 const MaxRows = 500;
@@ -199,6 +232,39 @@ export const ROUTES: Route[] = [
     // The id goes in ?session_id= (filled in by the generator); without one the route creates a session.
   },
   { name: 'v1 capabilities', method: 'GET', path: '/v1/capabilities', role: 'list' },
+  // AIO v1 bash (pipes)
+  {
+    name: 'bash exec',
+    method: 'POST',
+    path: '/v1/bash/exec',
+    role: 'run',
+    target: 'body',
+    pool: 'bash',
+    fields: [
+      opt('session_id', { t: 'bashTarget' }),
+      req('command', { t: 'cmd' }),
+      opt('exec_dir', { t: 'dir' }),
+      opt('env', { t: 'env' }),
+      opt('async_mode', { t: 'bool' }),
+      opt('timeout', { t: 'secs' }),
+      opt('hard_timeout', { t: 'secs' }),
+      opt('max_output_length', { t: 'count' }),
+    ],
+  },
+  {
+    name: 'bash output',
+    method: 'POST',
+    path: '/v1/bash/output',
+    role: 'read',
+    target: 'body',
+    pool: 'bash',
+    fields: [req('session_id', { t: 'targetId' }), opt('command_id', { t: 'commandId' }), opt('offset', { t: 'offset' }), opt('stderr_offset', { t: 'offset' }), opt('wait', { t: 'bool' }), opt('wait_timeout', { t: 'waitSecs' })],
+  },
+  { name: 'bash write', method: 'POST', path: '/v1/bash/write', role: 'write', target: 'body', pool: 'bash', fields: [req('session_id', { t: 'targetId' }), req('input', { t: 'input' }), opt('command_id', { t: 'commandId' })] },
+  { name: 'bash kill', method: 'POST', path: '/v1/bash/kill', role: 'write', target: 'body', pool: 'bash', fields: [req('session_id', { t: 'targetId' }), opt('signal', { t: 'bashSignal' })] },
+  { name: 'bash list', method: 'GET', path: '/v1/bash/sessions', role: 'list' },
+  { name: 'bash create', method: 'POST', path: '/v1/bash/sessions/create', role: 'create', fields: [opt('session_id', { t: 'bashNewId' }), opt('exec_dir', { t: 'dir' }), opt('snapshot_path', { t: 'snapshot' })] },
+  { name: 'bash close', method: 'POST', path: '/v1/bash/sessions/:id/close', role: 'destroy', target: 'param' },
   { name: 'v1 ping', method: 'GET', path: '/v1/ping', role: 'public' },
   { name: 'health', method: 'GET', path: '/health', role: 'public' },
   // execd
@@ -436,6 +502,20 @@ function validValue(spec: Spec, rng: Rng, w: World, ctx: { target?: string }): u
       return w.user;
     case 'loginToken':
       return rng.pick([rng.ascii(rng.int(1, 100)), `pdk_${rng.ascii(32)}`]);
+    case 'bashTarget':
+      return ctx.target ?? '';
+    case 'bashNewId':
+      return rng.pick(['', `hb-${rng.int(0, 1e9)}`]);
+    case 'offset':
+      return rng.pick([0, 1, rng.int(0, 1e6), Number.MAX_SAFE_INTEGER]);
+    case 'count':
+      return rng.pick([0, 1, 100, 50000, rng.int(0, 1e7)]);
+    case 'bashSignal':
+      return rng.pick(['SIGTERM', 'SIGINT', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2']);
+    case 'commandId':
+      return rng.pick([crypto.randomUUID(), `c-${rng.int(0, 99)}`, '']);
+    case 'snapshot':
+      return `${w.tmp}/${SNAPSHOT_FILE}`;
   }
 }
 
@@ -448,8 +528,8 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
     { value: {}, invalid: spec.t === 'env' ? false : true, label: 'empty object' },
     { value: { $gt: '' }, invalid: true, label: 'operator object' },
   ];
-  const isString = ['newId', 'targetId', 'dir', 'execdDir', 'cmd', 'execdCmd', 'input', 'enum', 'signal', 'tokenName', 'user', 'loginToken'].includes(spec.t);
-  const isNumber = ['dim', 'int', 'secs', 'waitSecs'].includes(spec.t);
+  const isString = ['newId', 'targetId', 'dir', 'execdDir', 'cmd', 'execdCmd', 'input', 'enum', 'signal', 'tokenName', 'user', 'loginToken', 'bashTarget', 'bashNewId', 'bashSignal', 'commandId', 'snapshot'].includes(spec.t);
+  const isNumber = ['dim', 'int', 'secs', 'waitSecs', 'offset', 'count'].includes(spec.t);
   if (isString) generic.push({ value: rng.pick([0, -1, 1.5, 1e308]), invalid: true, label: 'number for a string' }, { value: true, invalid: true, label: 'boolean for a string' });
   if (isNumber) generic.push({ value: rng.pick(['1', 'abc', '', '1e3', 'NaN', 'Infinity']), invalid: true, label: 'string for a number' }, { value: false, invalid: true, label: 'boolean for a number' });
   if (spec.t === 'bool') generic.push({ value: rng.pick(['true', 'false', 1, 0, 'yes']), invalid: true, label: 'not a boolean' });
@@ -566,6 +646,40 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
     case 'loginToken':
       specific.push({ value: '', invalid: true, label: 'empty token' }, { value: 't'.repeat(513), invalid: true, label: 'token over 512' });
       break;
+    case 'bashTarget':
+    case 'bashNewId':
+      // "" asks for a new session (as AIO reads it): valid. A bad id on a route that creates is refused.
+      specific.push(
+        { value: '', invalid: false, label: 'empty id: a new session' },
+        { value: 'x'.repeat(129), invalid: true, label: 'id over 128' },
+        { value: huge(rng, lim), invalid: true, label: 'huge id' },
+        { value: rng.pick(HOSTILE_BODY_IDS.filter((v) => v.length <= 128)), invalid: 'unknown', label: 'hostile id' },
+      );
+      if (who !== 'admin') specific.push({ value: rng.pick(w.live), invalid: 'unknown', label: "another principal's id" });
+      break;
+    case 'offset':
+      specific.push({ value: -1, invalid: true, label: 'negative' }, { value: 1.5, invalid: true, label: 'fraction' }, { value: 1e308, invalid: true, label: '1e308' }, { value: 2 ** 53 + 2, invalid: true, label: 'beyond 2^53' });
+      break;
+    case 'count':
+      specific.push({ value: -1, invalid: true, label: 'negative' }, { value: 0.5, invalid: true, label: 'fraction' }, { value: 1e308, invalid: true, label: '1e308' });
+      break;
+    case 'bashSignal':
+      specific.push({ value: rng.pick(['SIGFOO', 'SIGSTOP', '9', 'KILL', '', 'sigterm', 'SIGTERM ']), invalid: true, label: 'not a signal kill sends' }, { value: 15, invalid: true, label: 'a number' });
+      break;
+    case 'commandId':
+      specific.push({ value: 'c'.repeat(129), invalid: true, label: 'id over 128' }, { value: huge(rng, lim), invalid: true, label: 'huge id' }, { value: rng.pick(HOSTILE_BODY_IDS), invalid: false, label: 'hostile id (unknown: ignored)' });
+      break;
+    case 'snapshot':
+      specific.push(
+        { value: '', invalid: true, label: 'empty path' },
+        { value: w.tmp, invalid: true, label: 'a directory' },
+        { value: '/dev/zero', invalid: true, label: 'a device that never ends' },
+        { value: `${w.tmp}/no-such-${rng.int(0, 1e6)}.sh`, invalid: true, label: 'missing file' },
+        { value: 'relative/snap.sh', invalid: true, label: 'relative path' },
+        { value: `${w.tmp}/a\0b`, invalid: true, label: 'NUL in path' },
+        { value: '/'.repeat(4097), invalid: true, label: 'path over 4096' },
+      );
+      break;
   }
   return rng.chance(0.55) && specific.length ? rng.pick(specific) : rng.pick(generic);
 }
@@ -625,7 +739,10 @@ function pickTarget(route: Route, who: Who, rng: Rng, w: World): { id: string; s
   const hostileBody = (): { id: string; foreign: boolean } => ({ id: rng.pick(HOSTILE_BODY_IDS), foreign: false });
   const hostile = (): { id: string; segment?: string; foreign: boolean } => (route.target === 'body' ? hostileBody() : hostileSegment());
   const own = who === 'admin' ? w.admin : w.mallory;
-  const others = [...w.live, ...w.admin.sinks, ...w.admin.interactive, ...w.admin.doomed];
+  // A route that creates the session it names (bash exec) could claim a doomed session's id once a
+  // destroy case has closed it, legitimately: its foreign targets are sessions no case ever closes.
+  const claims = route.fields?.some((f) => f.spec.t === 'bashTarget') === true;
+  const others = [...w.live, ...w.admin.sinks, ...w.admin.interactive, ...(claims ? [] : w.admin.doomed), ...w.admin.bash];
   const fromPool = (ids: string[]): { id: string; foreign: boolean } | null => (ids.length ? { id: rng.pick(ids), foreign: false } : null);
   const foreign = (): { id: string; segment?: string; foreign: boolean } => {
     const id = rng.pick(rng.chance(0.7) ? w.live : others);
@@ -642,7 +759,16 @@ function pickTarget(route: Route, who: Who, rng: Rng, w: World): { id: string; s
       [2, hostile],
     ])();
   }
-  const mine: string[] = route.role === 'write' ? own.sinks : route.role === 'destroy' ? own.doomed : route.role === 'run' ? [...own.interactive, ...own.sinks] : [...own.sinks, ...own.interactive, ...own.doomed];
+  const mine: string[] =
+    route.pool === 'bash'
+      ? own.bash
+      : route.role === 'write'
+        ? own.sinks
+        : route.role === 'destroy'
+          ? own.doomed
+          : route.role === 'run'
+            ? [...own.interactive, ...own.sinks]
+            : [...own.sinks, ...own.interactive, ...own.doomed];
   if (who === 'admin') {
     return rng.weighted<() => { id: string; segment?: string; foreign: boolean }>([
       [6, () => fromPool(mine) ?? random()],
@@ -698,7 +824,7 @@ function buildBody(route: Route, rng: Rng, w: World, target: { id: string } | nu
   const fields = route.fields ?? [];
   const base: Record<string, unknown> = {};
   for (const f of fields) {
-    if (f.spec.t === 'targetId' && target) base[f.name] = target.id;
+    if ((f.spec.t === 'targetId' || f.spec.t === 'bashTarget') && target) base[f.name] = target.id;
     else if (f.required || rng.chance(0.35)) {
       const v = validValue(f.spec, rng, w, { target: target?.id });
       if (v !== null || f.nullable) base[f.name] = v;
@@ -706,6 +832,9 @@ function buildBody(route: Route, rng: Rng, w: World, target: { id: string } | nu
   }
   // v1 exec without an id creates a session: keep the id most of the time.
   if (route.name === 'v1 exec' && target && rng.chance(0.85)) base.id = target.id;
+  // A bash output long poll on a sink (whose command never ends) would wait AIO's default 30 s: correct,
+  // but it only slows the attack down.
+  if (route.name === 'bash output' && base.wait === true && base.wait_timeout === undefined) base.wait_timeout = 0.1;
   const json = (obj: unknown): Buffer => Buffer.from(JSON.stringify(obj), 'utf8');
   const ct = (): string =>
     rng.weighted<string>([
@@ -818,7 +947,7 @@ function buildBody(route: Route, rng: Rng, w: World, target: { id: string } | nu
     }
     case 'dupkeys': {
       const f = rng.pick(fields);
-      const bad = f.spec.t === 'dim' || f.spec.t === 'int' || f.spec.t === 'secs' || f.spec.t === 'waitSecs' ? '"x"' : '12345';
+      const bad = ['dim', 'int', 'secs', 'waitSecs', 'offset', 'count'].includes(f.spec.t) ? '"x"' : '12345';
       const text = JSON.stringify(base).replace(/\}$/, `${Object.keys(base).length ? ',' : ''}"${f.name}":${JSON.stringify(validValue(f.spec, rng, w, { target: target?.id }))},"${f.name}":${bad}}`);
       return { body: Buffer.from(text), contentType: ct(), invalid: [f.name], uncertain: false, note: `duplicate key ${f.name}, last one invalid` };
     }
@@ -941,6 +1070,10 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
   if (cred.query) path += (path.includes('?') ? '&' : '?') + cred.query;
 
   const built = buildBody(route, rng, w, route.target === 'body' ? target : null, who);
+  // A route that creates the session it is given (bash exec) refuses an id no session may have: that
+  // field is then as wrong as any mutated one, and the refusal may name either.
+  const idField = route.fields?.find((f) => f.spec.t === 'bashTarget');
+  if (idField && target && route.target === 'body' && !SESSION_ID.test(target.id) && sentField(built.body, idField.name) === target.id) built.invalid.push(idField.name);
   const headers: Record<string, string> = { ...extra, ...cred.headers };
   if (built.body !== undefined && built.contentType) headers['Content-Type'] = built.contentType;
   // HEAD instead of GET now and then (Fastify answers HEAD for every GET route).
@@ -957,7 +1090,9 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
       foreign: foreignKind ?? undefined,
       invalid: [...built.invalid, ...queryInvalid],
       uncertain: built.uncertain || queryUncertain || Boolean(target?.segment),
-      broken: built.broken,
+      // With a hostile path segment too, which fault is answered first (a malformed URL is, before any
+      // body is read) is the server's to choose; the segment already makes the case uncertain.
+      broken: target?.segment ? undefined : built.broken,
       credential: cred.credential,
       publicRoute: route.role === 'public',
       foreignSession,

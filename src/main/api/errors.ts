@@ -4,6 +4,7 @@ import { IdTakenError, InvalidRequestError, SessionLimitError } from '../termina
 import { UnsupportedError } from '../terminal/session';
 import { SendActiveError } from '../terminal/send';
 import { TmuxUnavailableError } from '../terminal/backends/tmux';
+import { HostClosedError, NoRunningProcessError, SpawnRefusedError, StdinBacklogError } from '../terminal/pipe-commands/command-host';
 import { HostUnavailableError } from '../terminal/host/host-client';
 
 /**
@@ -79,6 +80,10 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof UnsupportedError) return new ApiError(400, err.message, 'NOT_SUPPORTED');
   if (err instanceof TmuxUnavailableError || err instanceof HostUnavailableError) return new ApiError(503, err.message, 'UNAVAILABLE');
   if (err instanceof SendActiveError) return new ApiError(409, err.message, 'SEND_ACTIVE');
+  if (err instanceof NoRunningProcessError) return new ApiError(400, err.message, 'NO_RUNNING_PROCESS');
+  if (err instanceof StdinBacklogError) return new ApiError(400, err.message, 'STDIN_BACKLOG');
+  if (err instanceof HostClosedError) return new ApiError(400, err.message, 'SESSION_NOT_ACTIVE');
+  if (err instanceof SpawnRefusedError) return new ApiError(400, err.message, 'SPAWN_REFUSED');
   const e = err as { code?: string; statusCode?: number; message?: string };
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -57,7 +57,13 @@ export const nativeDoor: Door = {
       // The person may always interrupt, whatever the floor: it is the safety control.
       requireAdmin(req, 'Interrupt');
       const s = session(req);
-      s.write('\x03', actorOf(req.principal, 'native'));
+      const by = actorOf(req.principal, 'native');
+      // On pipes there is no line discipline to turn ^C into SIGINT: the running command's group gets it.
+      if (s.mode === 'pipe') {
+        const { delivered } = s.signalForeground('SIGINT', by);
+        return { id: s.id, sent: delivered ? 'SIGINT' : 'nothing (no command is running)' };
+      }
+      s.write('\x03', by);
       return { id: s.id, sent: '^C' };
     });
   },

@@ -147,14 +147,14 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
 
   // Agents send JSON with any content type (curl -d sends form encoding); an empty body is {}.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body: Buffer, done) => {
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     if (body.length === 0) return done(null, undefined);
     const text = body.toString('utf8');
     if (!text.trim()) return done(null, undefined);
     try {
       done(null, JSON.parse(text));
     } catch (err) {
-      done(new ApiError(400, `Request body is not valid JSON: ${(err as Error).message}`, 'INVALID_REQUEST_BODY'), undefined);
+      done(invalidJson(dialectOf(req.url), err as Error), undefined);
     }
   });
 
@@ -177,9 +177,27 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     void reply.code(api.status).send(renderError(dialectOf(req.url), api));
   });
 
+  const routes = opts.doors.flatMap((d) => d.wsRoutes?.(ctx) ?? []).map((r) => ({ ...r, match: compilePath(r.path) }));
+  /** The methods a path answers to: its HTTP routes', and GET where a WebSocket route lives. */
+  const allowedMethods = (path: string): string[] => {
+    const methods = ROUTE_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+    if (!methods.includes('GET') && routes.some((r) => r.match(path))) methods.push('GET');
+    return methods;
+  };
+
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
-    const api = new ApiError(404, `No route ${req.method} ${req.url.split('?')[0]}`, 'NOT_FOUND');
-    void reply.code(404).send(renderError(dialectOf(req.url), api));
+    const path = req.url.split('?')[0];
+    const allowed = allowedMethods(path);
+    let api: ApiError;
+    if (allowed.includes(req.method)) {
+      // Only a WebSocket route gets here with its own method: a plain request without the upgrade.
+      api = new ApiError(400, `${path} needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)`, 'INVALID_REQUEST');
+    } else if (allowed.length) {
+      // A known route asked with the wrong method: 405 and what it does accept, as strict HTTP clients expect.
+      void reply.header('Allow', allowed.join(', '));
+      api = new ApiError(405, `Method ${req.method} is not allowed on ${path}; it accepts ${allowed.join(', ')}`, 'METHOD_NOT_ALLOWED');
+    } else api = new ApiError(404, `No route ${req.method} ${path}`, 'NOT_FOUND');
+    void reply.code(api.status).send(renderError(dialectOf(req.url), api));
   });
 
   for (const door of opts.doors) door.register(app, ctx);
@@ -193,7 +211,6 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     rejectUpgrade(socket, new ApiError(400, `WebSocket handshake refused: ${err.message}`, 'INVALID_REQUEST'), dialectOf(req.url ?? '/'));
     pendingAccepts.get(socket)?.(err);
   });
-  const routes = opts.doors.flatMap((d) => d.wsRoutes?.(ctx) ?? []).map((r) => ({ ...r, match: compilePath(r.path) }));
   httpServer.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://x');
@@ -290,6 +307,20 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
       await app.close();
     },
   };
+}
+
+/** The methods a 405 may list (HEAD comes with every GET route). */
+const ROUTE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * A body that is not JSON. AIO's routes answer it as FastAPI does, 422 with a `json_invalid` entry in
+ * `detail` (its SDKs read that list); the other doors answer 400.
+ */
+function invalidJson(dialect: Dialect, err: Error): ApiError {
+  const message = `Request body is not valid JSON: ${err.message}`;
+  if (dialect !== 'aio') return new ApiError(400, message, 'INVALID_REQUEST_BODY');
+  const at = /position (\d+)/.exec(err.message);
+  return new ApiError(422, message, 'VALIDATION_ERROR', [{ loc: ['body', at ? Number(at[1]) : 0], msg: 'JSON decode error', type: 'json_invalid' }]);
 }
 
 function compilePath(pattern: string): (path: string) => Record<string, string> | null {

@@ -28,7 +28,20 @@ export const ViewerConstants = {
   ResyncBytes: 2 * 1024 * 1024,
   /** Coalesce a session's change notifications on the events socket. */
   EventCoalesceMs: 50,
+  /**
+   * How much recent output a viewer of a pipe session starts with (it has no screen to snapshot). Below
+   * ResyncBytes, so the replay itself never counts as falling behind.
+   */
+  PipeReplayBytes: 1024 * 1024,
 } as const;
+
+/** A pipe session's output frame: its channel byte, then the bytes. */
+function withChannel(channel: number, payload: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(payload.length + 1);
+  out[0] = channel;
+  payload.copy(out, 1);
+  return out;
+}
 
 export const viewerWsDoor: Door = {
   register() {
@@ -143,32 +156,48 @@ async function serveView(session: Session, ws: WebSocket): Promise<void> {
     }
   });
 
+  let shownAsPipes = false;
+  let resyncing = false;
+  const resync = (reason: string): void => {
+    if (resyncing) return;
+    resyncing = true;
+    send({ type: 'resync', reason });
+    void start();
+  };
   const start = async (): Promise<void> => {
     detach?.();
-    const snap = await session.screen.snapshot();
-    if (!isOpen(ws)) return;
-    size = { cols: snap.cols, rows: snap.rows };
-    send({ type: 'snapshot', data: snap.data, cols: snap.cols, rows: snap.rows, offset: snap.offset });
+    resyncing = false;
+    const pipes = session.mode === 'pipe';
+    let from: number;
+    if (pipes) {
+      // Pipes have no screen to paint: the recent output is the picture, replayed with its channels.
+      from = Math.max(session.log.start, session.log.end - ViewerConstants.PipeReplayBytes);
+      size = { cols: session.cols, rows: session.rows };
+      send({ type: 'snapshot', data: '', cols: size.cols, rows: size.rows, offset: from, channels: true });
+    } else {
+      const snap = await session.screen.snapshot();
+      // Started on pipes meanwhile: the resync that change caused paints it instead.
+      if (!isOpen(ws) || session.mode === 'pipe') return;
+      size = { cols: snap.cols, rows: snap.rows };
+      from = snap.offset;
+      send({ type: 'snapshot', data: snap.data, cols: snap.cols, rows: snap.rows, offset: snap.offset });
+    }
+    shownAsPipes = pipes;
     acked = sent = 0;
-    let resyncing = false;
-    const resync = (reason: string): void => {
-      if (resyncing) return;
-      resyncing = true;
-      send({ type: 'resync', reason });
-      void start();
-    };
     const attached = attachCursor(session, ws, {
-      from: snap.offset,
-      wholeCharacters: false,
+      from,
+      // The viewer styles each channel of a pipe session apart, so a frame must not end inside a character.
+      wholeCharacters: pipes,
       mayTakeMore: () => sent - acked < ViewerFlowControl.HighWatermarkBytes,
-      send: (payload, _channel, at, flushed) => {
+      send: (payload, channel, at, flushed) => {
         if (session.log.end - at > ViewerConstants.ResyncBytes) {
           flushed();
           resync(`this viewer fell ${Math.round((session.log.end - at) / 1024)} KiB behind`);
           return;
         }
-        sent += payload.length;
-        sendRaw(ws, payload, flushed);
+        const frame = pipes ? withChannel(channel, payload) : payload;
+        sent += frame.length;
+        sendRaw(ws, frame, flushed);
       },
       onGap: () => {
         resync('the output this viewer had not shown yet was dropped from the log');
@@ -181,6 +210,8 @@ async function serveView(session: Session, ws: WebSocket): Promise<void> {
   };
 
   const offChanged = session.events.on('changed', () => {
+    // A session execd started lazily may have started on pipes since this view painted it.
+    if (session.mode === 'pipe' && !shownAsPipes) return resync('the session started on pipes');
     if (session.cols !== size.cols || session.rows !== size.rows) {
       size = { cols: session.cols, rows: session.rows };
       send({ type: 'size', cols: size.cols, rows: size.rows });

@@ -258,6 +258,29 @@ export class CommandTracker {
     return { record: rec, outcome };
   }
 
+  /**
+   * A command whose start and end the caller knows without markers (the bash API runs each command as a
+   * process of its own on pipes). Its output is the log between `begin` and `end`, as for any command.
+   */
+  begin(command: string): CommandRecord {
+    const rec = new CommandRecord(this.nextId++, command, 'exec', this.host.log.end, 0);
+    rec.outputStart = rec.writeOffset;
+    this.current = rec;
+    this.setState('busy');
+    return rec;
+  }
+
+  /** Ends a command `begin` opened; `stillRunning` is another of them that becomes the current one. */
+  end(rec: CommandRecord, status: CommandStatus, exitCode: number | null, stillRunning: CommandRecord | null): void {
+    if (rec.shellDone) return;
+    rec.outputEnd = this.host.log.end;
+    rec.status = status;
+    rec.exitCode = exitCode;
+    this.finish(rec);
+    if (!this.current && stillRunning && !stillRunning.shellDone) this.current = stillRunning;
+    this.setState(this.current ? 'busy' : 'prompt');
+  }
+
   /** Waits until the running command ends or `ms` pass; at once when nothing runs. */
   async wait(ms: number): Promise<CommandRecord | null> {
     const rec = this.current;

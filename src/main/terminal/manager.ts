@@ -18,7 +18,7 @@ import { Emitter } from './emitter';
 import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
 import { SYSTEM, type Actor } from './actor';
 import type { FloorMode } from './floor';
-import { Session, type SessionBackends, type SessionSpec } from './session';
+import { Session, type HostFactory, type SessionBackends, type SessionSpec } from './session';
 import type { TeardownReport } from './teardown';
 
 export interface ManagerConfig {
@@ -65,6 +65,8 @@ export interface CreateRequest {
   command?: string;
   /** Do not start the shell yet (execd: the first socket starts it and picks pty or pipe mode). */
   lazy?: boolean;
+  /** Run on this process host instead of a shell (the bash API's one process per command). */
+  host?: HostFactory;
   floor?: FloorMode;
   noChangeTimeoutSecs?: number | null;
   retention?: 'persistent' | 'expiring';
@@ -208,12 +210,20 @@ export class SessionManager {
       noChangeTimeoutSecs: req.noChangeTimeoutSecs ?? this.config.noChangeTimeoutSecs,
       retention: req.retention,
       teardownGraceMs: this.config.teardownGraceMs,
-      backend: this.chooseBackend(req),
+      // A process host (the bash API's) runs in this process on pipes: never in the PTY host or tmux.
+      backend: req.host ? 'native' : this.chooseBackend(req),
     };
     if (spec.backend === 'host') spec.backend = await this.connectHost();
     const session = new Session(spec, this.backends, this.memory);
     this.register(session);
-    if (!req.lazy) {
+    if (req.host) {
+      try {
+        session.host(req.host);
+      } catch (err) {
+        this.sessions.delete(id);
+        throw new InvalidRequestError(`could not start the session: ${(err as Error).message}`);
+      }
+    } else if (!req.lazy) {
       try {
         session.start();
       } catch (err) {

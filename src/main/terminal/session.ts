@@ -64,12 +64,14 @@ export interface SessionBackends {
 export interface SessionEvents extends Record<string, unknown> {
   /** Something a listing shows changed (command, shell state, floor, attachments, exit). */
   changed: Session;
-  /** Bytes appended to the output log at `offset` (channel 2 is stderr, pipe sessions only). */
+  /** Bytes appended to the output log at `offset` (pipe sessions only: channel 2 is stderr, 3 the bash host's transcript). */
   output: { data: Buffer; offset: number; channel: number };
-  /** Bytes about to be written to the terminal (published just before the write), by whom; `command` when they were typed for an exec. `offset` is the log's end then. */
+  /** Bytes about to be written to the terminal (published just before the write), by whom; `command` when they were typed for an exec (on a bash-API session: handed to `bash -c`). `offset` is the log's end then. */
   input: { data: string | Uint8Array; by: Actor; offset: number; command?: string };
   /** A shell-integration marker passed by on the output path. */
   marker: Marker;
+  /** A command a process host ran started or ended (the bash API's; a shell's commands come as markers). */
+  command: { phase: 'started' | 'ended'; command: string; exitCode: number | null };
   /** The floor refused an agent's action. */
   refused: { action: TerminalAction; by: Actor };
   floor: { mode: FloorMode; by: Actor };
@@ -78,6 +80,9 @@ export interface SessionEvents extends Record<string, unknown> {
   exit: ProcessExit;
   closed: TeardownReport & { by: Actor };
 }
+
+/** Builds the process a session runs on when it is not a shell (see `Session.host`). */
+export type HostFactory = (session: Session, env: Record<string, string>) => TerminalProcess;
 
 export class UnsupportedError extends Error {
   constructor(message: string) {
@@ -312,9 +317,7 @@ export class Session {
   start(mode: 'pty' | 'pipe' = 'pty'): void {
     if (this.proc || this.closed) return;
     this.mode = mode;
-    const extraEnv: Record<string, string> = { ...(this.spec.env ?? {}), PTYDECK_SESSION_ID: this.id };
-    const [tagName, tagValue] = splitOnce(this.envTag, '=');
-    extraEnv[tagName] = tagValue;
+    const extraEnv = this.childEnv();
     let file: string;
     let args: string[];
     let env: Record<string, string>;
@@ -336,6 +339,27 @@ export class Session {
     const durable = backend.kind === 'host' || backend.kind === 'tmux';
     const proc = backend.spawn(durable ? { ...spawnSpec, record: this.savedState() ?? undefined, logBytes: this.spec.logBytes } : spawnSpec);
     this.attachProcess(proc);
+  }
+
+  /**
+   * Runs the session on a process host built for it instead of a shell: the bash API's, which starts one
+   * process per command on pipes. There is no prompt, so nothing is typed and `exec` is the host's own.
+   */
+  host(build: HostFactory): void {
+    if (this.proc || this.closed) return;
+    this.mode = 'pipe';
+    this.commands.state = 'prompt';
+    this.attachProcess(build(this, childEnvironment(process.env, this.childEnv())));
+    // No shell: every process that carries the tag is this session's, whenever it started.
+    this.shellStartTime = 0;
+  }
+
+  /** What every process of this session gets in its environment: the caller's variables, its id, its tag. */
+  private childEnv(): Record<string, string> {
+    const extraEnv: Record<string, string> = { ...(this.spec.env ?? {}), PTYDECK_SESSION_ID: this.id };
+    const [tagName, tagValue] = splitOnce(this.envTag, '=');
+    extraEnv[tagName] = tagValue;
+    return extraEnv;
   }
 
   /**

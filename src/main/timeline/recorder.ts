@@ -33,6 +33,7 @@ const who = (a: Actor): { who: string; door?: string } => ({ who: actorName(a), 
 const TRANSLATE: { [K in keyof SessionEvents as string extends K ? never : K]?: Translate<K> } = {
   input: (e, r) => r.inputEntry(e),
   marker: (m, r) => r.markerEntry(m),
+  command: (e, r) => r.hostCommandEntry(e),
   refused: (e) => ({ kind: 'refused', action: e.action, ...who(e.by) }),
   floor: (e) => ({ kind: 'floor', mode: e.mode, ...who(e.by) }),
   resized: (e) => ({ kind: 'resized', cols: e.cols, rows: e.rows, ...who(e.by) }),
@@ -164,6 +165,13 @@ export class SessionRecorder {
     }
     if (this.sinks.cast) this.cuts.push({ offset: m.end, at: now, label });
     return null;
+  }
+
+  /** A bash-API command (no markers there): started and ended as its host reports them, by who ran it last. */
+  hostCommandEntry(e: SessionEvents['command']): Entry {
+    const by = this.lastWriter ?? { who: 'ptydeck' };
+    if (e.phase === 'started') return { kind: 'command-started', command: e.command, source: 'exec', ...by };
+    return { kind: 'command-ended', command: e.command, exitCode: e.exitCode, ...by };
   }
 
   private append(entry: Entry, now = Date.now()): void {

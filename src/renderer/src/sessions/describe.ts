@@ -11,17 +11,21 @@ export interface Status {
   command: string | null;
 }
 
+/** No terminal: commands run on pipes (the bash API, execd's pty=0); there is no prompt to wait at. */
+export const isPipeSession = (s: SessionSummary): boolean => s.backend === 'pipe';
+
 export function statusOf(s: SessionSummary): Status {
   const cmd = s.command?.command ?? null;
+  const idle = isPipeSession(s) ? 'idle' : 'at prompt';
   if (s.shellState === 'exited') return { kind: 'exited', label: s.exitCode === null ? 'ended' : `exited (code ${s.exitCode})`, command: null };
   if (s.waitingForInput) return { kind: 'waiting', label: 'waiting for input', command: cmd };
   if (s.shellState === 'starting') return { kind: 'starting', label: 'starting', command: null };
   if (s.shellState === 'busy') return { kind: 'running', label: 'running', command: cmd };
   const last = s.command;
   if (last && last.status !== 'running' && last.exitCode !== null && last.exitCode !== 0) {
-    return { kind: 'failed', label: `at prompt · last exit ${last.exitCode}`, command: cmd };
+    return { kind: 'failed', label: `${idle} · last exit ${last.exitCode}`, command: cmd };
   }
-  return { kind: 'prompt', label: 'at prompt', command: null };
+  return { kind: 'prompt', label: idle, command: null };
 }
 
 export const isEnded = (s: SessionSummary): boolean => s.shellState === 'exited';

@@ -8,6 +8,7 @@ import { wsUrl } from '../api/connection';
 import { ReconnectingSocket } from '../api/reconnecting-socket';
 import { AckBatcher } from './ack-batcher';
 import { swallowTerminalQueries } from './query-guard';
+import { styleChannelFrame } from './pipe-channels';
 import { attachRenderer, type RendererKind } from './renderer-choice';
 import { shortcutOf, wouldType } from './shortcuts';
 import { exposeForTests } from './test-hooks';
@@ -56,6 +57,8 @@ export class TerminalController {
   private ended: boolean;
   /** The PTY's size as the server last told us; null before the first snapshot. */
   private ptySize: { cols: number; rows: number } | null = null;
+  /** A session on pipes: output frames carry a channel byte, and lines end in a bare LF. */
+  private channels = false;
   private disposed = false;
 
   constructor(
@@ -164,8 +167,16 @@ export class TerminalController {
   }
 
   private onOutput(buf: ArrayBuffer): void {
-    // Straight into xterm's write queue: no copying, no decoding here.
-    this.term.write(new Uint8Array(buf), this.acks.onParsed(buf.byteLength));
+    const parsed = this.acks.onParsed(buf.byteLength);
+    if (!this.channels) {
+      // Straight into xterm's write queue: no copying, no decoding here.
+      this.term.write(new Uint8Array(buf), parsed);
+      return;
+    }
+    const chunk = styleChannelFrame(new Uint8Array(buf));
+    if (chunk.prefix) this.term.write(chunk.prefix);
+    this.term.write(chunk.data);
+    this.term.write(chunk.suffix, parsed);
   }
 
   private onFrame(text: string): void {
@@ -177,6 +188,9 @@ export class TerminalController {
     }
     switch (frame.type) {
       case 'snapshot':
+        this.channels = frame.channels === true;
+        // Pipes have no line discipline to turn LF into CR LF; the view does it.
+        this.term.options.convertEol = this.channels;
         this.showSnapshot(frame.data, frame.cols, frame.rows);
         return;
       case 'size':

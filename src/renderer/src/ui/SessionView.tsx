@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import type { FloorMode, SessionSummary } from '../../../shared/types';
 import { api, ApiError } from '../api/rest';
-import { FloorText, floorBanner, floorHolder, isEnded, ownerLabel, statusOf } from '../sessions/describe';
+import { FloorText, floorBanner, floorHolder, isEnded, isPipeSession, ownerLabel, statusOf } from '../sessions/describe';
 import type { SessionStore } from '../sessions/session-store';
 import type { RendererKind } from '../terminal/renderer-choice';
 import { shortcutOf } from '../terminal/shortcuts';
@@ -135,9 +135,15 @@ export function SessionView({ session, store, online }: SessionViewProps) {
           <div className="session-meta">
             <span>{ownerLabel(session.owner)}</span>
             <span className="mono" title="Working directory">{session.cwd}</span>
-            <span className="mono" title="PTY size" data-testid="pty-size">
-              {session.cols}×{session.rows}
-            </span>
+            {isPipeSession(session) ? (
+              <span className="pipe-legend" data-testid="session-kind" title="No terminal: commands run on pipes, their stdout and stderr apart">
+                pipes: stdout · <span className="stderr-sample">stderr</span> · <span className="transcript-sample">$ command</span>
+              </span>
+            ) : (
+              <span className="mono" title="PTY size" data-testid="pty-size">
+                {session.cols}×{session.rows}
+              </span>
+            )}
             <span title="Clients attached now (agents and viewers)">{session.attached} attached</span>
             {session.durable ? <span title="Survives a restart of ptydeck">durable</span> : null}
             {session.restored ? <span title="It kept running while ptydeck was down, and was taken back">restored after restart</span> : null}
