@@ -13,9 +13,16 @@ import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { SessionManager } from './terminal/manager';
 import type { Feature, FeatureFactory } from './feature';
+import { remotesFeature } from './remotes/feature';
+import { fileSecretStore, type SecretStore } from './secret-store';
 
 /** The features that ride on the core, in the order they start (see feature.ts). */
-export const FEATURES: FeatureFactory[] = [];
+export const FEATURES: FeatureFactory[] = [remotesFeature];
+
+/** What only the embedding process can supply (the Electron entry: the OS keychain). */
+export interface PtydeckExtras {
+  secretStore?: SecretStore;
+}
 
 /**
  * ptydeck without a window: the session manager, the credentials, and the server with every door.
@@ -35,13 +42,13 @@ export function allDoors(viewerDir: string | null): Door[] {
   return [aioV1Door, aioV2Door, aioWsDoor, execdDoor, nativeDoor, tokensDoor, mcpDoor, viewerWsDoor, viewerStaticDoor(viewerDir)];
 }
 
-export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
+export async function startPtydeck(config: ServerConfig, extras: PtydeckExtras = {}): Promise<Ptydeck> {
   ensureHome(config.home);
   const tokens = new TokenStore(config.home, config.tokenFromEnv);
   const manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home });
   // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
   manager.adoptDurableSessions();
-  const features: Feature[] = FEATURES.map((make) => make({ manager, config, home: config.home }));
+  const features: Feature[] = FEATURES.map((make) => make({ manager, config, home: config.home, secrets: extras.secretStore ?? fileSecretStore }));
   const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
   let server: RunningServer;
   try {

@@ -5,6 +5,7 @@ import { TokenError, TokenStore } from './api/auth';
 import { startPtydeck } from './app';
 import { ensureHome, readRuntimeFile, runtimeFilePath } from './home';
 import { runMcpBridge } from './mcp-bridge';
+import { remoteCommand } from './remotes/cli';
 
 /**
  * `ptydeck`: the headless entry. Never imports electron.
@@ -14,6 +15,7 @@ import { runMcpBridge } from './mcp-bridge';
  *   ptydeck list                                                sessions of the running server
  *   ptydeck url                                                 the viewer URL (with the admin token)
  *   ptydeck mcp [--agent NAME]                                  MCP on stdio, bridged to the running server
+ *   ptydeck remote add NAME URL --token T [--kind ptydeck|aio] | remote list | remote remove NAME
  */
 const USAGE = `usage: ptydeck <command>
 
@@ -24,6 +26,11 @@ const USAGE = `usage: ptydeck <command>
   list                                                list the running server's sessions
   mcp [--agent NAME]                                  MCP server on stdio, bridged to the running server
   url                                                 print the viewer URL of the running server
+  remote add NAME URL --token T [--kind ptydeck|aio] [--insecure] [--ca CERT.pem]
+                                                      show another ptydeck's (or an AIO sandbox's) terminals here;
+                                                      --token-file FILE (- for stdin) keeps the token out of ps
+  remote list                                         remotes, with their state when a server runs
+  remote remove NAME                                  forget a remote (and its token)
 
 environment: PTYDECK_HOME, PTYDECK_TOKEN, PTYDECK_PORT, AIO_SHELL_MAX_SESSIONS, AIO_SHELL_SESSION_TIMEOUT_SECS, AIO_SHELL_BACKEND`;
 
@@ -38,6 +45,8 @@ export async function main(argv: string[]): Promise<number> {
       return list();
     case 'mcp':
       return mcp(rest);
+    case 'remote':
+      return remoteCommand(rest, USAGE);
     case 'url': {
       const info = readRuntimeFile(defaultHome());
       if (!info) return fail(`no running server found (${runtimeFilePath(defaultHome())} is missing)`);

@@ -10,6 +10,7 @@ import { type Principal, type TokenStore } from './auth';
 import { ApiError, dialectOf, renderError, toApiError, type Dialect } from './errors';
 import { authenticate, checkHostAndOrigin, type GuardConfig } from './guards';
 import { SocketRegistry } from './sockets';
+import type { RemoteStatus, SessionSummary, ViewerEvent } from '../../shared/types';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,6 +33,30 @@ export interface ApiContext {
   canSee(principal: Principal, session: Session): boolean;
   /** Every door creates sessions through here: the creator owns them, at a bounded rate. */
   createSession(principal: Principal, req: Omit<CreateRequest, 'owner'>): Promise<{ session: Session; created: boolean }>;
+  /** Sessions that live on other servers (remotes/), shown to the person beside the local ones. */
+  elsewhere: SessionsElsewhere | null;
+}
+
+/**
+ * Sessions the person sees that are not this server's own: another ptydeck's or an AIO sandbox's
+ * terminals (src/main/remotes). Their ids name their host (`host/id`; a local id never holds a `/`).
+ * Every /api/sessions/{id}/... route and the view socket ask `route(id)` first and hand the request over
+ * when it answers; listings add `list()`; the events socket forwards what `watch` reports. None of these
+ * waits on a remote: a remote that is down or slow costs the local listing nothing.
+ */
+export interface SessionsElsewhere {
+  list(): SessionSummary[];
+  remotes(): RemoteStatus[];
+  route(id: string): ElsewhereRoute | null;
+  watch(listener: (e: Extract<ViewerEvent, { type: 'session' | 'closed' | 'remotes' }>) => void): () => void;
+}
+
+export interface ElsewhereRoute {
+  /** Answers a request to /api/sessions/{id}[/...] for this session (the person's credential only):
+   *  returns the body (having set the status on `reply` when it is not 200), or throws an ApiError. */
+  http(req: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+  /** Serves the view socket for this session. */
+  view(up: UpgradeRequest): Promise<void>;
 }
 
 export interface UpgradeRequest {
@@ -56,6 +81,8 @@ export interface WsRoute {
 export interface Door {
   register(app: FastifyInstance, ctx: ApiContext): void;
   wsRoutes?(ctx: ApiContext): WsRoute[];
+  /** A feature that answers for sessions on other servers (at most one: remotes/). */
+  elsewhere?: SessionsElsewhere;
 }
 
 /** Routes anyone may call without a credential. */
@@ -91,6 +118,7 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     guard,
     baseUrl: () => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     canSee,
+    elsewhere: opts.doors.find((d) => d.elsewhere)?.elsewhere ?? null,
     visibleSessions: (p) => manager.list().filter((s) => canSee(p, s)),
     createSession: async (p, req) => {
       const existing = req.id ? manager.get(req.id) : undefined;
@@ -173,7 +201,8 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const api = toApiError(err);
-    if (api.status >= 500) console.error(`ptydeck: ${req.method} ${req.url.split('?')[0]} failed:`, err);
+    // A 502/504 is another server's failure (a remote's), already explained in the answer.
+    if (api.status === 500) console.error(`ptydeck: ${req.method} ${req.url.split('?')[0]} failed:`, err);
     void reply.code(api.status).send(renderError(dialectOf(req.url), api));
   });
 
