@@ -317,6 +317,13 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
       sockets.closeAll(1001, 'server shutting down');
       wss.close();
       await app.close();
+      // Fastify closes only a server it started listening itself: stop listening, so the same port can
+      // be served again in this process (a restart in place), and drop idle keep-alive connections.
+      await new Promise<void>((resolve) => {
+        if (!httpServer.listening) return resolve();
+        httpServer.close(() => resolve());
+        httpServer.closeIdleConnections();
+      });
     },
   };
 }

@@ -312,7 +312,7 @@ class AioView {
   private down(reason: string): void {
     this.switchTo('down');
     this.failures += 1;
-    this.toViewer({ type: 'remote', state: 'offline', reason: `${this.remote.name}: ${reason}` });
+    if (this.failures === 1) this.toViewer({ type: 'remote', state: 'offline', reason: `${this.remote.name}: ${reason}` });
     if (!this.attachTimer) this.attachTimer = setTimeout(() => this.attach(), backoffDelay(RetryPolicy.FirstDelayMs, this.failures));
   }
 

@@ -120,7 +120,8 @@ class ViewRelay {
 
   private wentDown(reason: string): void {
     this.failures += 1;
-    this.toViewer({ type: 'remote', state: 'offline', reason: `${this.remote.name}: ${reason}` });
+    // Once per outage: the retries that follow change nothing the viewer shows.
+    if (this.failures === 1) this.toViewer({ type: 'remote', state: 'offline', reason: `${this.remote.name}: ${reason}` });
     this.timer = setTimeout(() => this.attach(), backoffDelay(RetryPolicy.FirstDelayMs, this.failures));
   }
 

@@ -29,6 +29,7 @@ export class DurableState {
   private readonly path: string;
   private pending: NodeJS.Timeout | null = null;
   private latest: Session[] = [];
+  private disposed = false;
 
   constructor(dir: string) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -46,6 +47,7 @@ export class DurableState {
 
   /** Records the tmux sessions among `sessions`; coalesced, unless `now`. */
   save(sessions: Session[], now = false): void {
+    if (this.disposed) return;
     this.latest = sessions;
     if (now) {
       if (this.pending) clearTimeout(this.pending);
@@ -90,8 +92,13 @@ export class DurableState {
     }
   }
 
-  /** No more writes (the manager is shutting down; the last save was synchronous). */
+  /**
+   * No more writes (the manager is shutting down; the last save was synchronous). A detached session
+   * that still reports a change must not overwrite the record with the now empty list: the next start
+   * (in this process or another) adopts from it.
+   */
   dispose(): void {
+    this.disposed = true;
     if (this.pending) clearTimeout(this.pending);
     this.pending = null;
   }

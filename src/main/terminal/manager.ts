@@ -284,6 +284,8 @@ export class SessionManager {
    */
   async shutdown(): Promise<void> {
     this.durable?.save(this.list(), true);
+    // That record is final: detaching below must not rewrite it without the sessions it keeps.
+    this.durable?.dispose();
     await Promise.all(
       this.list().map(async (s) => {
         if (s.isTmux) {
