@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
-import { isIP } from 'node:net';
-import { ConfigError, defaultHome, loadConfig } from './config';
+import { ConfigError, defaultHome, isLoopbackHost, loadConfig } from './config';
 import { TokenError, TokenStore } from './api/auth';
 import { startPtydeck } from './app';
 import { ensureHome, readRuntimeFile, runtimeFilePath } from './home';
@@ -10,7 +9,7 @@ import { remoteCommand } from './remotes/cli';
 /**
  * `ptydeck`: the headless entry. Never imports electron.
  *
- *   ptydeck serve [--port N] [--host H] [--allowed-host NAME]   serve the API and the viewer
+ *   ptydeck serve [--port N] [--host H] [--allowed-host NAME] [--tls-cert C --tls-key K] [--insecure]
  *   ptydeck token create --name NAME | token list | token revoke NAME
  *   ptydeck list                                                sessions of the running server
  *   ptydeck url                                                 the viewer URL (with the admin token)
@@ -19,7 +18,9 @@ import { remoteCommand } from './remotes/cli';
  */
 const USAGE = `usage: ptydeck <command>
 
-  serve [--port N] [--host H] [--allowed-host NAME]   serve the API and the viewer (default 127.0.0.1:8791)
+  serve [--port N] [--host H] [--allowed-host NAME[:PORT]] [--tls-cert CERT.pem --tls-key KEY.pem] [--insecure]
+                                                      serve the API and the viewer (default 127.0.0.1:8791); off
+                                                      loopback it needs TLS (HTTPS and WSS) or --insecure
   token create --name NAME                            create an agent token (printed once)
   token list                                          list agent tokens
   token revoke NAME                                   revoke an agent token and close its sockets
@@ -72,12 +73,27 @@ function fail(message: string, code = 2): number {
 async function serve(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { port: { type: 'string' }, host: { type: 'string' }, 'allowed-host': { type: 'string', multiple: true } },
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'allowed-host': { type: 'string', multiple: true },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      insecure: { type: 'boolean', default: false },
+    },
     strict: true,
   });
-  const config = loadConfig({ port: values.port, host: values.host, allowedHosts: values['allowed-host'] });
-  if (!isLoopback(config.host)) {
+  const config = loadConfig({
+    port: values.port,
+    host: values.host,
+    allowedHosts: values['allowed-host'],
+    tlsCert: values['tls-cert'],
+    tlsKey: values['tls-key'],
+    insecure: values.insecure,
+  });
+  if (!isLoopbackHost(config.host)) {
     console.warn(`ptydeck: WARNING: listening on ${config.host}, not loopback: anyone who can reach this address and holds a token gets a shell.`);
+    if (!config.tls) console.warn('ptydeck: WARNING: --insecure: tokens cross the network in clear.');
   }
   const app = await startPtydeck(config);
   console.log(`ptydeck: serving the API at ${app.server.url}`);
@@ -148,10 +164,6 @@ async function mcp(args: string[]): Promise<number> {
   if (!url || !token) return fail(`no running server found (${runtimeFilePath(defaultHome())} is missing): start one with \`ptydeck serve\` or set PTYDECK_URL and PTYDECK_AGENT_TOKEN`);
   await runMcpBridge({ url, token, agent: agentToken ? undefined : (values.agent ?? process.env.PTYDECK_AGENT_NAME ?? 'mcp') });
   return 0;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
 }
 
 /** Runs the CLI and exits with its status; bin/ptydeck.js calls this. */

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerConfig } from '../config';
@@ -106,7 +107,7 @@ export interface RunningServer {
 export async function startServer(opts: { manager: SessionManager; tokens: TokenStore; config: ServerConfig; doors: Door[] }): Promise<RunningServer> {
   const { manager, tokens, config } = opts;
   let port = config.port;
-  const guard: GuardConfig = { port: () => port, bindHost: config.host, allowedHosts: config.allowedHosts };
+  const guard: GuardConfig = { port: () => port, bindHost: config.host, allowedHosts: config.allowedHosts, tls: config.tls !== null };
   const sockets = new SocketRegistry(config.limits.socketsPerPrincipal);
   const canSee = (p: Principal, s: Session): boolean => p.kind === 'admin' || s.owner === p.name;
   const creations = new RateLimiter(config.limits.createsPerMinute);
@@ -116,7 +117,7 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     config,
     sockets,
     guard,
-    baseUrl: () => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    baseUrl: () => `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     canSee,
     elsewhere: opts.doors.find((d) => d.elsewhere)?.elsewhere ?? null,
     visibleSessions: (p) => manager.list().filter((s) => canSee(p, s)),
@@ -156,7 +157,9 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     requestTimeout: 0,
     serverFactory: (handler) => {
       // No Host at all is answered by our guard (403, with a message), not by Node's bare 400.
-      httpServer = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false }, handler);
+      const options = { maxHeaderSize: 16 * 1024, requireHostHeader: false };
+      // HTTPS and WSS with the person's certificate (--tls-cert/--tls-key); the same server otherwise.
+      httpServer = config.tls ? (createTlsServer({ ...options, cert: config.tls.cert, key: config.tls.key }, handler) as unknown as Server) : createServer(options, handler);
       return httpServer;
     },
     // Errors the router raises before any hook runs (malformed percent-encoding, an over-long path

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { isLoopbackHost } from '../config';
 
 /**
  * What a remote may be: a name the deck shows and puts in ids (`name/id`), a URL that never carries a
@@ -23,14 +23,6 @@ export function checkRemoteName(name: string): string {
   if (!REMOTE_NAME_PATTERN.test(name)) throw new RemoteInputError(`name ${JSON.stringify(name)}: 1-32 lowercase letters, digits and _ . -, starting with a letter or digit`);
   if (RESERVED_NAMES.has(name)) throw new RemoteInputError(`name ${JSON.stringify(name)} is reserved`);
   return name;
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-  const bare = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
-  if (isIP(bare) === 4) return bare.startsWith('127.');
-  if (isIP(bare) === 6) return bare === '::1' || bare === '0:0:0:0:0:0:0:1';
-  return false;
 }
 
 /** The base URL, normalised (no trailing slash), or a RemoteInputError that says what is wrong. */
