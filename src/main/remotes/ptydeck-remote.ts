@@ -165,6 +165,9 @@ export class PtydeckRemote implements RemoteClient {
   private upsert(raw: unknown): string | null {
     const s = raw as SessionSummary;
     if (!s || typeof s !== 'object' || typeof s.id !== 'string' || !s.id || s.id.length > 512 || typeof s.owner !== 'string') return null;
+    // The remote's own remotes are not taken in: two decks that list each other (or one that lists
+    // itself) would otherwise mirror each other's sessions without end.
+    if (s.host !== undefined || s.remote !== undefined) return null;
     const json = JSON.stringify(s);
     const known = this.byId.get(s.id);
     if (known?.json === json) return s.id;

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { isLoopbackHost } from '../config';
 
 /**
@@ -53,8 +54,12 @@ export function checkRemoteToken(token: string): string {
 
 /** A CA certificate (PEM) to trust for this remote's TLS, for a self-signed certificate. */
 export function checkCa(pem: string): string {
-  if (pem.length > MaxCaBytes || !/-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/.test(pem)) {
-    throw new RemoteInputError(`ca must be PEM certificate text (-----BEGIN CERTIFICATE-----), at most ${MaxCaBytes / 1024} KiB`);
+  const problem = `ca must be PEM certificate text (-----BEGIN CERTIFICATE-----), at most ${MaxCaBytes / 1024} KiB`;
+  if (pem.length > MaxCaBytes || !/-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/.test(pem)) throw new RemoteInputError(problem);
+  try {
+    new X509Certificate(pem);
+  } catch (err) {
+    throw new RemoteInputError(`${problem}: it does not parse (${(err as Error).message})`);
   }
   return pem;
 }
