@@ -56,6 +56,12 @@ export class TerminalController {
   private ended: boolean;
   /** The PTY's size as the server last told us; null before the first snapshot. */
   private ptySize: { cols: number; rows: number } | null = null;
+  /**
+   * The log offset of the next byte this view expects (the snapshot's offset plus every byte parsed
+   * since): a reconnect asks `?since=` it and goes on without a repaint. Null until a snapshot, or
+   * after a resync.
+   */
+  private position: number | null = null;
   private disposed = false;
 
   constructor(
@@ -99,7 +105,7 @@ export class TerminalController {
     this.term.attachCustomKeyEventHandler((ev) => this.onKey(ev));
 
     this.acks = new AckBatcher((bytes) => this.send({ type: 'ack', bytes }));
-    this.socket = new ReconnectingSocket(() => wsUrl(`/api/sessions/${encodeURIComponent(sessionId)}/view`), {
+    this.socket = new ReconnectingSocket(() => wsUrl(`/api/sessions/${encodeURIComponent(sessionId)}/view${this.position === null ? '' : `?since=${this.position}`}`), {
       onOpen: () => this.acks.reset(),
       onMessage: (data) => (typeof data === 'string' ? this.onFrame(data) : this.onOutput(data)),
       onDown: () => events.onLink('down'),
@@ -164,6 +170,7 @@ export class TerminalController {
   }
 
   private onOutput(buf: ArrayBuffer): void {
+    if (this.position !== null) this.position += buf.byteLength;
     // Straight into xterm's write queue: no copying, no decoding here.
     this.term.write(new Uint8Array(buf), this.acks.onParsed(buf.byteLength));
   }
@@ -177,7 +184,21 @@ export class TerminalController {
     }
     switch (frame.type) {
       case 'snapshot':
+        this.position = frame.offset;
         this.showSnapshot(frame.data, frame.cols, frame.rows);
+        return;
+      case 'resume':
+        // The server goes on from the byte we had: keep the screen as it is.
+        this.position = frame.offset;
+        this.acks.reset();
+        this.ptySize = { cols: frame.cols, rows: frame.rows };
+        this.resizeInStream(frame.cols, frame.rows);
+        this.socket.markHealthy();
+        this.events.onLink('live');
+        return;
+      case 'remote':
+        // A remote session's host went away or came back; the socket to the deck stays open.
+        if (frame.state === 'offline') this.events.onLink('down');
         return;
       case 'size':
         this.ptySize = { cols: frame.cols, rows: frame.rows };
@@ -186,6 +207,7 @@ export class TerminalController {
       case 'resync':
         // A fresh snapshot follows; until then nothing we parse counts for the server.
         this.acks.reset();
+        this.position = null;
         return;
       case 'exit':
         this.ended = true;

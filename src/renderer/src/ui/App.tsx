@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { api, ApiError } from '../api/rest';
-import { groupByOwner } from '../sessions/describe';
+import { groupByHost, hostUp, tabOrder } from '../remotes/grouping';
+import { RemotesButton } from '../remotes/RemotesButton';
+import { remotesApi } from '../remotes/api';
 import { SessionStore, type Link } from '../sessions/session-store';
 import { ConnectionBanner } from './ConnectionBanner';
 import { EmptyState } from './EmptyState';
@@ -34,7 +36,7 @@ export function App() {
   }, [store]);
 
   // The chosen tab if it still exists, else the first one: a closed tab hands over to its neighbour.
-  const ordered = useMemo(() => groupByOwner(state.sessions.values()).flatMap((g) => g.sessions), [state.sessions]);
+  const ordered = useMemo(() => tabOrder(groupByHost(state.sessions.values(), state.remotes)), [state.sessions, state.remotes]);
   const selected = (chosen && state.sessions.get(chosen)) || ordered[0] || null;
 
   const waiting = ordered.filter((s) => s.waitingForInput && s.shellState !== 'exited').length;
@@ -70,6 +72,7 @@ export function App() {
         </span>
         <span className="spacer" />
         <LinkPill link={state.link} />
+        <RemotesButton remotes={state.remotes} disabled={state.link.state !== 'live'} />
         <button type="button" className="btn btn-primary" onClick={() => void openTerminal()} disabled={opening || state.link.state !== 'live'}>
           <PlusIcon />
           New terminal
@@ -77,10 +80,12 @@ export function App() {
       </header>
       <ConnectionBanner link={state.link} onRetry={() => store.retryNow()} />
       <div className="workspace">
-        {ordered.length > 0 ? (
+        {ordered.length > 0 || state.remotes.length > 0 ? (
           <>
-            <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} />
-            <main className="main">{selected ? <SessionView key={selected.id} session={selected} store={store} online={state.link.state === 'live'} /> : null}</main>
+            <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} remotes={state.remotes} onRetryRemote={(name) => void remotesApi.retry(name).catch(() => undefined)} />
+            <main className={`main${selected ? '' : ' main-empty'}`}>
+              {selected ? <SessionView key={selected.id} session={selected} store={store} online={state.link.state === 'live' && hostUp(selected, state.remotes)} /> : <EmptyState onOpen={() => void openTerminal()} opening={opening || state.link.state !== 'live'} />}
+            </main>
           </>
         ) : (
           <main className="main main-empty">
