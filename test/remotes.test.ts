@@ -2,6 +2,8 @@ import { statSync, readFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { RemoteStore } from '../src/main/remotes/store';
+import { fileSecretStore } from '../src/main/secret-store';
 import { startTestServer, until, type TestServer } from './helpers';
 import { WsClient } from './ws-client';
 
@@ -238,5 +240,31 @@ describe('a remote ptydeck, full fidelity', () => {
       for (const c of sockets) c.destroy();
       await new Promise((r) => silent.close(r));
     }
+  });
+
+  test('removing a remote drops its sessions from the deck and ends the views open on them', async () => {
+    await agentSession(box, boxAgent, 'short-lived-view');
+    expect((await deck.api('POST', '/api/remotes', { name: 'again', url: box.url, token: box.token })).status).toBe(201);
+    await until(async () => await deckSession('again/short-lived-view'));
+    const v = await deckView('again/short-lived-view');
+    await v.nextJson('snapshot');
+    const events = await WsClient.open(`${deck.wsUrl}/api/events`, { Authorization: `Bearer ${deck.token}` });
+    await events.nextJson('hello');
+    expect((await deck.api('DELETE', '/api/remotes/again')).body).toEqual({ name: 'again', removed: true });
+    expect(await v.waitClose()).toMatchObject({ code: 1000, reason: 'remote removed' });
+    expect(await events.nextJson('closed')).toEqual({ type: 'closed', id: expect.stringMatching(/^again\//) });
+    expect(await deckSession('again/short-lived-view')).toBeUndefined();
+    // The session itself runs on, on box.
+    expect(await deckSession('box/short-lived-view')).toBeDefined();
+    events.close();
+  });
+
+  test('a remote the CLI adds to the file (another process) reaches the running deck; so does its removal', async () => {
+    const cliStore = new RemoteStore(deck.home, fileSecretStore);
+    cliStore.add({ name: 'viacli', url: lab.url, token: lab.token });
+    const status = await until(async () => (await deck.api('GET', '/api/remotes')).body.remotes.find((r: { name: string; state: string }) => r.name === 'viacli' && r.state === 'online'));
+    expect(status.url).toBe(lab.url);
+    cliStore.remove('viacli');
+    await until(async () => !(await deck.api('GET', '/api/remotes')).body.remotes.some((r: { name: string }) => r.name === 'viacli'));
   });
 });

@@ -46,6 +46,7 @@ export class AioRemote implements RemoteClient {
   private readonly watchers = new Map<string, Map<object, 'socket' | 'polling'>>();
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  private readonly stopListeners = new Set<() => void>();
 
   constructor(
     readonly entry: RemoteEntry,
@@ -92,6 +93,12 @@ export class AioRemote implements RemoteClient {
     this.refresh(remoteId);
   }
 
+  /** Called when the remote is removed: its views end their viewers' sockets. */
+  onStop(listener: () => void): () => void {
+    this.stopListeners.add(listener);
+    return () => this.stopListeners.delete(listener);
+  }
+
   route(remoteId: string): ElsewhereRoute {
     return {
       http: (req) => this.answer(req, remoteId),
@@ -110,6 +117,7 @@ export class AioRemote implements RemoteClient {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    for (const l of [...this.stopListeners]) l();
     this.endpoint?.close();
     for (const id of this.byId.keys()) this.out.closed(deckId(this.name, id));
     this.byId.clear();

@@ -61,12 +61,14 @@ class AioView {
   private ended = false;
   /** REST inputs go one after another, in the order typed. */
   private inputs: Promise<void> = Promise.resolve();
+  private readonly offStop: () => void;
 
   constructor(
     private readonly viewer: WebSocket,
     private readonly remote: AioRemote,
     private readonly remoteId: string,
   ) {
+    this.offStop = remote.onStop(() => this.viewer.close(1000, 'remote removed'));
     viewer.on('message', (data, isBinary) => this.fromViewer(data, isBinary));
     viewer.once('close', () => this.end());
   }
@@ -323,6 +325,7 @@ class AioView {
   private end(): void {
     if (this.ended) return;
     this.ended = true;
+    this.offStop();
     if (this.pollTimer) clearTimeout(this.pollTimer);
     if (this.attachTimer) clearTimeout(this.attachTimer);
     this.remote.setWatch(this.remoteId, this, null);

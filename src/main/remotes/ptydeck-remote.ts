@@ -34,6 +34,7 @@ export class PtydeckRemote implements RemoteClient {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly onlineListeners = new Set<() => void>();
+  private readonly stopListeners = new Set<() => void>();
 
   constructor(
     readonly entry: RemoteEntry,
@@ -70,6 +71,12 @@ export class PtydeckRemote implements RemoteClient {
     return [...this.byId.values()].map((e) => e.summary);
   }
 
+  /** Called when the remote is removed: its relays end their viewers' sockets. */
+  onStop(listener: () => void): () => void {
+    this.stopListeners.add(listener);
+    return () => this.stopListeners.delete(listener);
+  }
+
   /** Called each time the events socket is back: relays waiting out a backoff try at once. */
   onOnline(listener: () => void): () => void {
     this.onlineListeners.add(listener);
@@ -95,6 +102,7 @@ export class PtydeckRemote implements RemoteClient {
     this.timer = null;
     this.events?.close(1000);
     this.events = null;
+    for (const l of [...this.stopListeners]) l();
     this.endpoint?.close();
     for (const id of this.byId.keys()) this.out.closed(deckId(this.name, id));
     this.byId.clear();

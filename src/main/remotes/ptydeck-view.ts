@@ -54,6 +54,7 @@ class ViewRelay {
   private failures = 0;
   private ended = false;
   private readonly offOnline: () => void;
+  private readonly offStop: () => void;
 
   constructor(
     private readonly viewer: WebSocket,
@@ -68,6 +69,8 @@ class ViewRelay {
         this.attach();
       }
     });
+    // The remote was removed from the deck: its tabs go with it.
+    this.offStop = remote.onStop(() => this.viewer.close(1000, 'remote removed'));
     viewer.on('message', (data, isBinary) => this.fromViewer(data, isBinary));
     viewer.once('close', () => this.end());
   }
@@ -159,6 +162,7 @@ class ViewRelay {
     if (this.ended) return;
     this.ended = true;
     this.offOnline();
+    this.offStop();
     if (this.timer) clearTimeout(this.timer);
     this.upstream?.close(1000);
     this.upstream = null;
