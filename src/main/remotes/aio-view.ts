@@ -107,6 +107,8 @@ class AioView {
   }
 
   private adopt({ ws, listen }: RemoteSocket): void {
+    // A sandbox that vanishes without closing the connection is noticed by its missing pongs.
+    keepalive(ws);
     let ready = false;
     let refused = false;
     let replaced = false;
