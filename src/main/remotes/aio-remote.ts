@@ -4,11 +4,12 @@ import type { SessionSummary, ShellState } from '../../shared/types';
 import { ApiError } from '../api/errors';
 import type { ElsewhereRoute } from '../api/server';
 import { bodyObject, parse } from '../api/validate';
-import { deckId, MaxSessionsPerRemote, reasonOf, statusOf, type RemoteClient, type RemoteClientEvents } from './client';
+import { SessionConstants } from '../terminal/constants';
+import { deckId, MaxRemoteIdLength, MaxRemoteTextLength, MaxSessionsPerRemote, reasonOf, statusOf, type RemoteClient, type RemoteClientEvents } from './client';
 import { errorMessage, RemoteEndpoint, RemoteRefusedError, type RemoteAnswer } from './endpoint';
 import { RemoteLink } from './link';
 import type { RemoteEntry } from './store';
-import { relayAioView } from './aio-view';
+import { DefaultSize, relayAioView } from './aio-view';
 
 /**
  * An AIO Sandbox endpoint (aiod's /v2/pty and /v1/shell, or the 1.x server's /v1/shell; ptydeck's own
@@ -25,6 +26,7 @@ export const AioTiming = {
 } as const;
 
 export type AioApi = 'v2' | 'v1';
+
 
 interface Known {
   api: AioApi;
@@ -180,7 +182,7 @@ export class AioRemote implements RemoteClient {
     const seen = new Set<string>();
     for (const { api, sessions } of ok) {
       for (const [id, info] of Object.entries(sessions)) {
-        if (seen.has(id) || seen.size >= MaxSessionsPerRemote || !id || id.length > 512) continue;
+        if (seen.has(id) || seen.size >= MaxSessionsPerRemote || !id || id.length > MaxRemoteIdLength) continue;
         seen.add(id);
         this.upsert(id, api, info && typeof info === 'object' ? info : {});
       }
@@ -225,10 +227,10 @@ export class AioRemote implements RemoteClient {
   }
 
   private toDeck(id: string, info: Record<string, unknown>): SessionSummary {
-    const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v.slice(0, 4096) : fallback);
-    const int = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= 10_000 ? v : fallback);
+    const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v.slice(0, MaxRemoteTextLength) : fallback);
+    const int = (v: unknown, fallback: number, max: number): number => (typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= max ? v : fallback);
     const created = str(info.created_at, new Date(0).toISOString());
-    const current = typeof info.current_command === 'string' && info.current_command ? info.current_command.slice(0, 4096) : null;
+    const current = typeof info.current_command === 'string' && info.current_command ? info.current_command.slice(0, MaxRemoteTextLength) : null;
     return {
       id: deckId(this.name, id),
       host: this.name,
@@ -238,8 +240,8 @@ export class AioRemote implements RemoteClient {
       origin: 'aio',
       createdAt: created,
       lastUsedAt: str(info.last_used_at, created),
-      cols: int(info.cols, 80),
-      rows: int(info.rows, 24),
+      cols: int(info.cols, DefaultSize.cols, SessionConstants.MaxCols),
+      rows: int(info.rows, DefaultSize.rows, SessionConstants.MaxRows),
       cwd: str(info.working_dir),
       shellState: shellStateOf(info.status),
       exitCode: null,
@@ -249,7 +251,7 @@ export class AioRemote implements RemoteClient {
       refusedBy: [],
       command: current ? { command: current, source: 'exec', status: 'running', exitCode: null, startedAt: str(info.last_used_at, created), finishedAt: null } : null,
       waitingForInput: false,
-      attached: int(info.attached_clients, 0) || 0,
+      attached: int(info.attached_clients, 0, MaxSessionsPerRemote),
       durable: info.backend === 'tmux',
       restored: false,
       remote: { kind: 'aio', id, floorControl: false, watch: this.watchMode(id) },

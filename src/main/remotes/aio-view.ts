@@ -4,6 +4,7 @@ import { ViewerFlowControl, type ViewerServerFrame } from '../../shared/types';
 import { ApiError } from '../api/errors';
 import type { UpgradeRequest } from '../api/server';
 import { asBuffer, asText, isOpen, jsonObject, keepalive, sendJson } from '../api/ws-util';
+import { SessionConstants } from '../terminal/constants';
 import type { AioRemote } from './aio-remote';
 import { closeReason, deckId, reasonOf } from './client';
 import { RemoteRefusedError, type RemoteSocket } from './endpoint';
@@ -32,6 +33,9 @@ export const AioViewTiming = {
   /** While polling, try the socket again this often (the agent may have let go of it). */
   ReattachMs: 5000,
 } as const;
+
+/** aiod's listing carries no size: such a terminal is shown at the size AIO opens one with. */
+export const DefaultSize = { cols: 80, rows: 24 } as const;
 
 export const ERR_AIO_HELD = /already has an active WebSocket connection/i;
 
@@ -183,7 +187,7 @@ class AioView {
     this.sent = this.acked = 0;
     this.lastScreen = null;
     this.resumeUpstream();
-    this.toViewer({ type: 'snapshot', data: '', cols: s?.cols ?? 80, rows: s?.rows ?? 24, offset: 0 });
+    this.toViewer({ type: 'snapshot', data: '', cols: s?.cols ?? DefaultSize.cols, rows: s?.rows ?? DefaultSize.rows, offset: 0 });
   }
 
   // ------------------------------------------------------------------ polling
@@ -261,7 +265,7 @@ class AioView {
           return this.type(frame.data);
         case 'resize': {
           const { cols, rows } = frame;
-          if (!isDim(cols, 1000) || !isDim(rows, 500)) throw new ApiError(400, 'resize needs integer cols and rows');
+          if (!isDim(cols, SessionConstants.MaxCols) || !isDim(rows, SessionConstants.MaxRows)) throw new ApiError(400, 'resize needs integer cols and rows');
           this.keyboardAllowed();
           return this.resize(cols, rows);
         }

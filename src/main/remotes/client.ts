@@ -38,6 +38,10 @@ export function splitDeckId(id: string): { host: string; remoteId: string } | nu
 
 /** A remote listing more sessions than this is broken or hostile: the rest are not shown. */
 export const MaxSessionsPerRemote = 1000;
+/** A session id from a remote longer than this is not one a server made (ptydeck's are at most 128). */
+export const MaxRemoteIdLength = 512;
+/** Text fields of a remote's listing (a directory, a command) are cut here: enough for any real one. */
+export const MaxRemoteTextLength = 4096;
 
 export function statusOf(entry: RemoteEntry, link: RemoteLink, sessions: number): RemoteStatus {
   return {

@@ -5,7 +5,7 @@ import { ApiError } from '../api/errors';
 import { SendConstants } from '../terminal/send';
 import type { ElsewhereRoute } from '../api/server';
 import { asText, jsonObject, keepalive } from '../api/ws-util';
-import { closeReason, deckId, MaxSessionsPerRemote, reasonOf, statusOf, type RemoteClient, type RemoteClientEvents } from './client';
+import { closeReason, deckId, MaxRemoteIdLength, MaxSessionsPerRemote, reasonOf, statusOf, type RemoteClient, type RemoteClientEvents } from './client';
 import { errorMessage, RemoteEndpoint, RemoteRefusedError, RemoteTiming, RemoteUnreachableError } from './endpoint';
 import { RemoteLink } from './link';
 import type { RemoteEntry } from './store';
@@ -172,7 +172,7 @@ export class PtydeckRemote implements RemoteClient {
   /** Takes a summary from the remote into the deck's terms; returns its remote id, or null when malformed. */
   private upsert(raw: unknown): string | null {
     const s = raw as SessionSummary;
-    if (!s || typeof s !== 'object' || typeof s.id !== 'string' || !s.id || s.id.length > 512 || typeof s.owner !== 'string') return null;
+    if (!s || typeof s !== 'object' || typeof s.id !== 'string' || !s.id || s.id.length > MaxRemoteIdLength || typeof s.owner !== 'string') return null;
     // The remote's own remotes are not taken in: two decks that list each other (or one that lists
     // itself) would otherwise mirror each other's sessions without end.
     if (s.host !== undefined || s.remote !== undefined) return null;
