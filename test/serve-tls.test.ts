@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -66,6 +66,19 @@ describe('serve off loopback', () => {
     expect(loadConfig({ host: '0.0.0.0', insecure: true }, env)).toMatchObject({ host: '0.0.0.0', insecure: true, tls: null });
     expect(loadConfig({ host: '0.0.0.0', tlsCert: certFile, tlsKey: keyFile }, env).tls?.cert).toContain('BEGIN CERTIFICATE');
     for (const host of ['127.0.0.1', 'localhost', '::1', '127.0.0.2']) expect(loadConfig({ host }, env).host).toBe(host);
+  });
+
+  test('ptydeck serve --host 0.0.0.0 without TLS exits at once, saying how to do it safely', () => {
+    const cli = join(__dirname, '..', 'out', 'main', 'cli.js');
+    // `npm test` builds before running; a bare `vitest run` without a build cannot test the CLI.
+    if (!existsSync(cli)) expect.fail(`the CLI is not built (${cli}); run npm run build`);
+    const run = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'serve', '--host', '0.0.0.0', '--port', '0'], {
+      env: { ...process.env, PTYDECK_HOME: dir, PTYDECK_TOKEN: '' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/ptydeck: listening on 0\.0\.0\.0 \(not loopback\) would send tokens in clear.*--tls-cert.*--insecure/s);
   });
 
   test('--tls-cert and --tls-key go together, and must be readable', () => {
