@@ -15,9 +15,12 @@ const bothBackends = [
 export default defineConfig({
   test: {
     testTimeout: 30000,
-    hookTimeout: 30000,
+    // Closing a test server ends every session it started, durable (tmux) ones too, each with its process tree.
+    hookTimeout: 60000,
     // Real shells through real PTYs on two cores: keep parallelism modest.
     maxWorkers: 2,
+    // Marks the run and fails it when a process it started outlives it (test/leftovers.ts).
+    globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     // The memory tests measure live bytes after a forced collection (global.gc).
     execArgv: ['--expose-gc'],

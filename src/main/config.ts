@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
-import { homedir, platform } from 'node:os';
-import { join } from 'node:path';
+import { defaultHome } from './home';
+import { isLoopbackHost } from './loopback';
 import { defaultManagerConfig, type ManagerConfig } from './terminal/manager';
 
 /**
@@ -40,13 +39,11 @@ export interface Limits {
 
 export const DefaultPort = 8791;
 
-export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.PTYDECK_HOME) return env.PTYDECK_HOME;
-  if (platform() === 'darwin') return join(homedir(), 'Library', 'Application Support', 'ptydeck');
-  return join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'ptydeck');
-}
+export { defaultHome };
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 function intFrom(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
@@ -62,13 +59,6 @@ export interface Flags {
   tlsCert?: string;
   tlsKey?: string;
   insecure?: boolean;
-}
-
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
-  if (isIP(bare) === 4) return bare.startsWith('127.');
-  return bare === '::1';
 }
 
 function readPem(flag: string, path: string): string {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { RemoteStatus } from '../../shared/types';
-import { defaultHome } from '../config';
-import { ensureHome, readRuntimeFile } from '../home';
+import { defaultHome, ensureHome } from '../home';
+import { findRunningServer } from '../running-server';
 import { fileSecretStore } from '../secret-store';
 import { RemoteStore } from './store';
 import { RemoteInputError } from './url-policy';
@@ -77,8 +77,9 @@ async function list(store: RemoteStore): Promise<number> {
 
 /** The running server's view of its remotes, if one answers quickly. */
 async function liveStatuses(): Promise<Map<string, RemoteStatus> | null> {
-  const info = readRuntimeFile(defaultHome());
-  if (!info) return null;
+  const server = await findRunningServer(defaultHome());
+  if (!server.found) return null;
+  const info = server.info;
   try {
     const res = await fetch(`${info.url}/api/remotes`, { headers: { Authorization: `Bearer ${info.token}` }, signal: AbortSignal.timeout(LiveStatusTimeoutMs) });
     if (!res.ok) return null;

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { isLoopbackHost } from '../config';
+import { isLoopbackHost } from '../loopback';
 
 /**
  * What a remote may be: a name the deck shows and puts in ids (`name/id`), a URL that never carries a

@@ -28,8 +28,8 @@ const FILE = 'tmux-sessions.json';
 export class DurableState {
   private readonly path: string;
   private pending: NodeJS.Timeout | null = null;
-  private latest: Session[] = [];
   private disposed = false;
+  private latest: Session[] = [];
 
   constructor(dir: string) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -47,6 +47,7 @@ export class DurableState {
 
   /** Records the tmux sessions among `sessions`; coalesced, unless `now`. */
   save(sessions: Session[], now = false): void {
+    // A session that ends after the shutdown (its exit seen late) must not write into a home that may be gone.
     if (this.disposed) return;
     this.latest = sessions;
     if (now) {
@@ -92,11 +93,7 @@ export class DurableState {
     }
   }
 
-  /**
-   * No more writes (the manager is shutting down; the last save was synchronous). A detached session
-   * that still reports a change must not overwrite the record with the now empty list: the next start
-   * (in this process or another) adopts from it.
-   */
+  /** No more writes (the manager is shutting down; the last save was synchronous). */
   dispose(): void {
     this.disposed = true;
     if (this.pending) clearTimeout(this.pending);

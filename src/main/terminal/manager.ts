@@ -280,9 +280,17 @@ export class SessionManager {
 
   /**
    * ptydeck is quitting: native sessions end with their process trees; tmux sessions are left running
-   * (and recorded) for the next start to adopt.
+   * (and recorded) for the next start to adopt, unless `keepDurable` is false (the tests, which must
+   * leave nothing behind): then they end too, and so does ptydeck's tmux server.
    */
-  async shutdown(): Promise<void> {
+  async shutdown(opts: { keepDurable: boolean } = { keepDurable: true }): Promise<void> {
+    if (!opts.keepDurable) {
+      // The tmux server first: one command ends every pane (their shells get SIGHUP), so the closes that
+      // follow only sweep up what ignored it, and run no tmux command each.
+      this.backends.tmux?.server.kill();
+      await this.closeAll();
+      return;
+    }
     this.durable?.save(this.list(), true);
     // That record is final: detaching below must not rewrite it without the sessions it keeps.
     this.durable?.dispose();
@@ -294,6 +302,12 @@ export class SessionManager {
         } else await this.close(s.id);
       }),
     );
+  }
+
+  /** What a shutdown keeps and what it ends, for a person to read before it happens. */
+  shutdownPlan(): { ending: Session[]; kept: Session[] } {
+    const live = this.list().filter((s) => s.isAlive);
+    return { ending: live.filter((s) => !s.isTmux), kept: live.filter((s) => s.isTmux) };
   }
 
   /** Closes a session for `by`; the floor may refuse an agent (FloorRefusedError), and then nothing changes. */

@@ -1,7 +1,7 @@
 import type { WaitReason } from '../../shared/types';
 import type { Actor } from './actor';
 import type { Marker } from './marker-scanner';
-import { freshTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
+import { anyTerminalWait, freshTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
 import type { Session } from './session';
 
 /**
@@ -19,6 +19,10 @@ import type { Session } from './session';
  *   5. timeout.
  * Each of 2-3 also needs QuietMs of quiet and must hold on two polls in a row, so the bytes that led to
  * the wait are on the screen.
+ *
+ * A send that types nothing (empty text, no Enter) only watches: there is no write for a wait to be newer
+ * than, so a wait that already exists counts (a program blocked reading, or the shell at its prompt), and
+ * the answer comes at once.
  */
 export const SendConstants = {
   /** Polls come fast at first (most programs answer within a few tens of ms), then settle to PollMs. */
@@ -45,12 +49,15 @@ export interface SendOptions {
   writer: Actor;
 }
 
-export type SessionStatus = { kind: 'running' } | { kind: 'exited'; exitCode: number | null; signal: number | null };
+/** The shell's own life, not a program's: `alive` says nothing about whether a program runs in it. */
+export type SessionStatus = { kind: 'shell_alive' } | { kind: 'shell_exited'; exitCode: number | null; signal: number | null };
 
 export interface SendResult {
   viewport: string;
   waitReason: WaitReason;
   sessionStatus: SessionStatus;
+  /** No program runs: the shell itself waits at its prompt for a command. */
+  atShellPrompt: boolean;
   truncated: boolean;
   /** Which evidence was available: the kernel's, or only prompt markers and silence. */
   detector: 'kernel' | 'markers+silence';
@@ -64,9 +71,9 @@ export class SendActiveError extends Error {
 }
 
 export function sessionStatusOf(session: Session): SessionStatus {
-  if (session.exit) return { kind: 'exited', exitCode: session.exit.exitCode, signal: session.exit.signal };
-  if (session.closed) return { kind: 'exited', exitCode: null, signal: null };
-  return { kind: 'running' };
+  if (session.exit) return { kind: 'shell_exited', exitCode: session.exit.exitCode, signal: session.exit.signal };
+  if (session.closed) return { kind: 'shell_exited', exitCode: null, signal: null };
+  return { kind: 'shell_alive' };
 }
 
 export async function runSend(session: Session, opts: SendOptions): Promise<SendResult> {
@@ -91,8 +98,9 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
     else if (m.kind === 'B' && cycleEnded) promptSeen = true;
   });
   const started = Date.now();
+  const watchOnly = opts.text === '' && !opts.submit;
   try {
-    session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer);
+    if (!watchOnly) session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer);
     let reason: WaitReason | null = null;
     // A wait must be seen on two polls in a row with no output between them: a program may have printed
     // its last bytes and blocked before this process read them from the PTY (a timer can run before the
@@ -106,7 +114,9 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
       const outputSinceWrite = session.log.end > writeOffset;
       const waiting =
         quietFor >= SendConstants.QuietMs &&
-        ((kernel && freshTerminalWait(baseline, probeForeground(pid!))) || (promptSeen && shellHoldsForeground(session, kernel)));
+        (watchOnly
+          ? (kernel && anyTerminalWait(probeForeground(pid!))) || shellAtPrompt(session, kernel)
+          : (kernel && freshTerminalWait(baseline, probeForeground(pid!))) || (promptSeen && shellHoldsForeground(session, kernel)));
       if (session.exit || session.closed) reason = 'session_exit';
       else if (waiting && waitSeenAtLogEnd === session.log.end) reason = 'stdin_read';
       else if (outputSinceWrite && quietFor >= idleMs + (promptSeen ? SendConstants.PromptGraceMs : 0)) reason = 'inferred_idle';
@@ -118,6 +128,7 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
       viewport: view.text,
       waitReason: reason,
       sessionStatus: sessionStatusOf(session),
+      atShellPrompt: session.isAlive && shellAtPrompt(session, kernel),
       truncated: view.truncated,
       detector: kernel ? 'kernel' : 'markers+silence',
     };
@@ -131,4 +142,9 @@ function shellHoldsForeground(session: Session, kernel: boolean): boolean {
   if (!kernel) return true;
   const fg = probeForeground(session.pid!);
   return fg !== null && fg.pgid === fg.shellPgid;
+}
+
+/** The shell drew its prompt and nothing has started since (and, where the kernel tells, it holds the terminal). */
+function shellAtPrompt(session: Session, kernel: boolean): boolean {
+  return session.shellState === 'prompt' && shellHoldsForeground(session, kernel);
 }

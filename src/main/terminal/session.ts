@@ -396,15 +396,24 @@ export class Session {
   /**
    * Signals the terminal's foreground process group as it is right now (never a guessed pid).
    * Refuses SIGKILL when that group is the shell's own: closing the session is the way to end it.
+   * With `programOnly`, a shell at its prompt (its own group in the foreground) is not signalled at all,
+   * and the answer says no program was running (`noProgram`).
    */
-  signalForeground(signal: NodeJS.Signals, by: Actor, opts: { allowShellKill?: boolean } = {}): { delivered: boolean; targetPgid: number | null; refused?: string } {
+  signalForeground(
+    signal: NodeJS.Signals,
+    by: Actor,
+    opts: { allowShellKill?: boolean; programOnly?: boolean } = {},
+  ): { delivered: boolean; targetPgid: number | null; refused?: string; noProgram?: boolean } {
     this.authorize(by, 'signal');
     const r = this.deliverSignal(signal, opts);
     if (!r.refused) this.events.emit('signal', { signal, by, delivered: r.delivered, targetPgid: r.targetPgid });
     return r;
   }
 
-  private deliverSignal(signal: NodeJS.Signals, opts: { allowShellKill?: boolean }): { delivered: boolean; targetPgid: number | null; refused?: string } {
+  private deliverSignal(
+    signal: NodeJS.Signals,
+    opts: { allowShellKill?: boolean; programOnly?: boolean },
+  ): { delivered: boolean; targetPgid: number | null; refused?: string; noProgram?: boolean } {
     const pid = this.proc?.pid;
     if (!pid || !this.isAlive) return { delivered: false, targetPgid: null, refused: 'the session is not running' };
     if (!this.proc!.isTty || !hasProcfs) {
@@ -415,6 +424,7 @@ export class Session {
     const pgid = foregroundPgid(pid);
     if (pgid === null) return { delivered: false, targetPgid: null, refused: 'the terminal has no foreground process group' };
     const shellPgid = readStat(pid)?.pgrp ?? pid;
+    if (pgid === shellPgid && opts.programOnly) return { delivered: false, targetPgid: null, noProgram: true };
     if (pgid === shellPgid && signal === 'SIGKILL' && !opts.allowShellKill) {
       return { delivered: false, targetPgid: pgid, refused: "SIGKILL would kill the session's own shell; close the session instead" };
     }
