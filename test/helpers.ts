@@ -72,3 +72,12 @@ export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 10000, ever
   }
   return last;
 }
+
+/**
+ * Ends the PTY host of `home` (and every session it holds), if one runs, and waits until it has exited.
+ * For tests that start a real `ptydeck serve`: its durable sessions outlive it by design.
+ */
+export async function endHost(home: string): Promise<void> {
+  const { HostBackend } = await import('../src/main/terminal/backends/host-backend');
+  await new HostBackend(home).shutdownHost();
+}

@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { endHost } from './helpers';
 import { join } from 'node:path';
 
 /**
@@ -67,13 +68,24 @@ export async function spawnServer(home: string, env: Record<string, string> = {}
     stop,
     async close() {
       await stop('SIGTERM');
+      // Its durable sessions in the PTY host outlive it by design: end them, and the host.
+      await endHost(home);
       endHome(home);
     },
   };
 }
 
-/** Ends ptydeck's tmux server in `home` (every durable session on it), then deletes the home. */
+/**
+ * Ends ptydeck's tmux server in `home` (every durable session on it), tells its PTY host to end (SIGTERM:
+ * it ends its sessions and exits; with the home gone it would also on its own), then deletes the home.
+ */
 export function endHome(home: string): void {
+  try {
+    const pid = Number.parseInt(readFileSync(join(home, 'ptyhost', 'host.lock'), 'utf8'), 10);
+    if (pid > 0) process.kill(pid, 'SIGTERM');
+  } catch {
+    // no host
+  }
   const socket = join(home, 'tmux', 'server.sock');
   if (existsSync(socket)) {
     try {

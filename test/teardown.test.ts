@@ -28,7 +28,8 @@ const pidFrom = async (file: string): Promise<number> => {
 };
 
 test('a grandchild that ignores TERM and HUP is killed; the close reports no survivors', async () => {
-  const sid = (await srv.api('POST', '/api/sessions', { cwd: '/tmp' })).body.session.id;
+  const created = await srv.api('POST', '/api/sessions', { cwd: '/tmp' });
+  const sid = created.body.session?.id ?? expect.fail(JSON.stringify(created));
   const f = join(dir, 'grandchild.pid');
   await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, {
     command: `( trap '' TERM HUP INT; sh -c 'trap "" TERM HUP INT; echo $$ > ${f}; while :; do sleep 1; done' ) &`,

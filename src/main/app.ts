@@ -15,10 +15,11 @@ import { acquireServerLock } from './server-lock';
 import { SessionManager } from './terminal/manager';
 import type { Feature, FeatureFactory } from './feature';
 import { remotesFeature } from './remotes/feature';
+import { timelineFeature } from './timeline/timeline-feature';
 import { fileSecretStore, type SecretStore } from './secret-store';
 
 /** The features that ride on the core, in the order they start (see feature.ts). */
-export const FEATURES: FeatureFactory[] = [remotesFeature];
+export const FEATURES: FeatureFactory[] = [timelineFeature, remotesFeature];
 
 /** What only the embedding process can supply (the Electron entry: the OS keychain). */
 export interface PtydeckExtras {
@@ -62,8 +63,8 @@ export async function startPtydeck(config: ServerConfig, extras: PtydeckExtras =
   try {
     tokens = new TokenStore(config.home, config.tokenFromEnv);
     const sessions = (manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home }));
-    // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
-    sessions.adoptDurableSessions();
+    // Terminals an earlier run left behind (PTY host, tmux) come back first, with their output, before any door is asked.
+    await sessions.adoptDurableSessions();
     features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home, secrets: extras.secretStore ?? fileSecretStore }));
     const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
     server = await startServer({ manager: sessions, tokens, config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { defaultHome } from './home';
 import { isLoopbackHost } from './loopback';
 import { defaultManagerConfig, type ManagerConfig } from './terminal/manager';
+import { parseTimelineSettings, type TimelineSettings } from './timeline/settings';
 
 /**
  * Flags and environment in one place. AIO's own variables are honoured so that a deployment written
@@ -22,11 +23,13 @@ export interface ServerConfig {
   home: string;
   /** The admin (person's) token from PTYDECK_TOKEN, else generated once and kept in the home directory. */
   tokenFromEnv: string | null;
-  backend: 'auto' | 'tmux' | 'native';
+  backend: 'auto' | 'host' | 'tmux' | 'native';
   manager: ManagerConfig;
   /** Where the built viewer lives; null serves a notice instead. */
   viewerDir: string | null;
   limits: Limits;
+  /** The timeline and recordings (src/main/timeline/settings.ts). */
+  timeline: TimelineSettings;
 }
 
 export interface Limits {
@@ -90,8 +93,8 @@ function tlsFrom(host: string, flags: Flags, env: NodeJS.ProcessEnv): { tls: Ser
 
 export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const backend = (env.AIO_SHELL_BACKEND || 'auto').toLowerCase();
-  if (backend !== 'auto' && backend !== 'tmux' && backend !== 'native') {
-    throw new ConfigError(`AIO_SHELL_BACKEND must be auto, tmux or native (got ${JSON.stringify(env.AIO_SHELL_BACKEND)})`);
+  if (backend !== 'auto' && backend !== 'host' && backend !== 'tmux' && backend !== 'native') {
+    throw new ConfigError(`AIO_SHELL_BACKEND must be auto, host, tmux or native (got ${JSON.stringify(env.AIO_SHELL_BACKEND)})`);
   }
   const defaults = defaultManagerConfig();
   const manager: ManagerConfig = {
@@ -99,6 +102,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     maxSessions: intFrom('AIO_SHELL_MAX_SESSIONS', env.AIO_SHELL_MAX_SESSIONS, defaults.maxSessions, 1, 10000),
     idleTimeoutSecs: intFrom('AIO_SHELL_SESSION_TIMEOUT_SECS', env.AIO_SHELL_SESSION_TIMEOUT_SECS, defaults.idleTimeoutSecs, 1, 365 * 86400),
     logBytes: intFrom('PTYDECK_LOG_BYTES', env.PTYDECK_LOG_BYTES, defaults.logBytes, 64 * 1024, 1024 * 1024 * 1024),
+    memoryBudgetBytes: intFrom('PTYDECK_MEMORY_BUDGET_BYTES', env.PTYDECK_MEMORY_BUDGET_BYTES, defaults.memoryBudgetBytes, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     teardownGraceMs: intFrom('PTYDECK_TEARDOWN_GRACE_MS', env.PTYDECK_TEARDOWN_GRACE_MS, defaults.teardownGraceMs, 0, 60000),
     shell: env.PTYDECK_SHELL || undefined,
     defaultCwd: env.PTYDECK_CWD || defaults.defaultCwd,
@@ -121,5 +125,6 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
       socketsPerPrincipal: intFrom('PTYDECK_MAX_SOCKETS', env.PTYDECK_MAX_SOCKETS, 64, 1, 100000),
       createsPerMinute: intFrom('PTYDECK_MAX_CREATES_PER_MINUTE', env.PTYDECK_MAX_CREATES_PER_MINUTE, 120, 1, 1000000),
     },
+    timeline: parseTimelineSettings(env, intFrom, (m) => new ConfigError(m)),
   };
 }
