@@ -173,6 +173,33 @@ describe('a remote ptydeck, full fidelity', () => {
     expect((await lab.api('GET', `/v2/pty/sessions/${sid}`)).status).toBe(404);
   });
 
+  test("a remote session's timeline and recording are the remote's own, in the deck's ids", async () => {
+    const sid = await agentSession(box, boxAgent, 'recorded');
+    await box.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'echo timeline-$((2*21))' }, { token: boxAgent });
+    await until(async () => await deckSession('box/recorded'));
+    await deck.api('POST', `/api/sessions/${enc('box/recorded')}/takeover`);
+    await deck.api('POST', `/api/sessions/${enc('box/recorded')}/release`);
+
+    const page = await deck.api('GET', `/api/sessions/${enc('box/recorded')}/timeline?since=0`);
+    expect(page.status, JSON.stringify(page.body)).toBe(200);
+    expect(page.body).toMatchObject({ session: 'box/recorded', live: true });
+    const events = page.body.events as { kind: string; who: string; session: string; command?: string }[];
+    expect(events.every((e) => e.session === 'box/recorded')).toBe(true);
+    expect(events.some((e) => e.kind === 'command-started' && e.who === 'claude' && e.command?.includes('timeline-'))).toBe(true);
+    // The deck's floor changes are the remote's person's (the deck holds the remote's admin token).
+    expect(events.filter((e) => e.kind === 'floor').map((e) => e.who)).toEqual(['person', 'person']);
+    expect((await deck.api('GET', `/api/sessions/${enc('box/recorded')}/timeline?since=nope`)).status).toBe(400);
+
+    const cast = await fetch(`${deck.url}/api/sessions/${enc('box/recorded')}/recording`, { headers: { Authorization: `Bearer ${deck.token}` } });
+    expect(cast.status).toBe(200);
+    expect(cast.headers.get('content-type')).toMatch(/^application\/x-asciicast/);
+    expect(cast.headers.get('content-disposition')).toBe('attachment; filename="box_recorded.cast"');
+    const lines = (await cast.text()).trimEnd().split('\n');
+    expect(JSON.parse(lines[0])).toMatchObject({ version: 2, ptydeck: { session: 'recorded', owner: 'claude' } });
+    expect(lines.slice(1).some((l) => String(JSON.parse(l)[2]).includes('timeline-42'))).toBe(true);
+    expect((await deck.api('GET', `/api/sessions/${enc('box/no-such')}/recording`)).status).toBe(404);
+  });
+
   test('a view resumed with ?since= continues from exactly that byte: nothing lost, nothing doubled', async () => {
     const sid = await agentSession(box, boxAgent, 'resumable');
     await until(async () => await deckSession('box/resumable'));

@@ -90,6 +90,26 @@ export class RemoteEndpoint {
   }
 
   /**
+   * A GET whose answer is passed on as it arrives instead of collected (a session's recording, which may
+   * be larger than MaxResponseBytes): resolves with the response once its head is in. `timeoutMs` is
+   * the longest the remote may stay silent, before the head or between chunks.
+   */
+  stream(path: string, timeoutMs: number = RemoteTiming.RequestMs): Promise<IncomingMessage> {
+    const url = this.url(path);
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const req = (this.tls ? httpsRequest : httpRequest)(url, { method: 'GET', agent: this.agent, headers: { Authorization: `Bearer ${this.token}` } }, resolve);
+      req.setTimeout(timeoutMs, () => req.destroy(new RemoteUnreachableError(`no answer within ${Math.round(timeoutMs / 1000)} s`, 504)));
+      req.on('error', (err) => reject(err instanceof RemoteUnreachableError ? err : new RemoteUnreachableError(describeNetError(err))));
+      req.end();
+    });
+  }
+
+  /** The answer to a stream() that is not passed on (an error), collected under the usual bound. */
+  static collect(res: IncomingMessage): Promise<RemoteAnswer> {
+    return new Promise<RemoteAnswer>((resolve, reject) => collect(res, resolve, reject));
+  }
+
+  /**
    * Opens a WebSocket to `path` with the token in a header; resolves once open, rejects with the reason.
    * Frames that arrive before the caller calls `listen` are kept for it (the first one may come in the
    * same packet as the handshake).

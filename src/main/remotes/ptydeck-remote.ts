@@ -6,7 +6,7 @@ import { SendConstants } from '../terminal/send';
 import type { ElsewhereRoute } from '../api/server';
 import { asText, jsonObject, keepalive } from '../api/ws-util';
 import { closeReason, deckId, MaxRemoteIdLength, MaxSessionsPerRemote, reasonOf, statusOf, type RemoteClient, type RemoteClientEvents } from './client';
-import { errorMessage, RemoteEndpoint, RemoteRefusedError, RemoteTiming, RemoteUnreachableError } from './endpoint';
+import { errorMessage, RemoteEndpoint, RemoteRefusedError, RemoteTiming, RemoteUnreachableError, type RemoteAnswer } from './endpoint';
 import { RemoteLink } from './link';
 import type { RemoteEntry } from './store';
 import { relayPtydeckView } from './ptydeck-view';
@@ -200,6 +200,8 @@ export class PtydeckRemote implements RemoteClient {
   private async proxy(req: FastifyRequest, reply: FastifyReply, remoteId: string): Promise<unknown> {
     if (!this.endpoint) throw new ApiError(502, `Remote ${this.name} cannot be used: ${this.link.reason}`, 'REMOTE_UNAUTHORIZED');
     const rest = /^\/api\/sessions\/[^/?]+(.*)$/.exec(req.url)?.[1] ?? '';
+    // The recording (a .cast, up to PTYDECK_RECORDING_MAX_BYTES) is passed on as it comes, not collected.
+    if (req.method === 'GET' && /^\/recording(\?|$)/.test(rest)) return this.relayRecording(reply, remoteId);
     const body = req.body === undefined ? undefined : req.body;
     // A call that waits on the remote's program by design gets the wait it asked for, plus a margin.
     const waits = (body as { timeout_ms?: unknown } | undefined)?.timeout_ms;
@@ -209,9 +211,20 @@ export class PtydeckRemote implements RemoteClient {
     try {
       answer = await this.endpoint.request(req.method, `/api/sessions/${encodeURIComponent(remoteId)}${rest}`, body, timeout);
     } catch (err) {
-      const e = err as RemoteUnreachableError;
-      throw new ApiError(e.status ?? 502, `Remote ${this.name} did not answer: ${reasonOf(err).reason}`, e.status === 504 ? 'REMOTE_TIMEOUT' : 'REMOTE_UNREACHABLE');
+      throw this.unreachable(err);
     }
+    this.refusal(answer);
+    reply.code(answer.status);
+    return this.rewrite(answer.body, remoteId);
+  }
+
+  private unreachable(err: unknown): ApiError {
+    const e = err as RemoteUnreachableError;
+    return new ApiError(e.status ?? 502, `Remote ${this.name} did not answer: ${reasonOf(err).reason}`, e.status === 504 ? 'REMOTE_TIMEOUT' : 'REMOTE_UNREACHABLE');
+  }
+
+  /** Throws the deck's error for a remote's error answer (never the viewer's own 401). */
+  private refusal(answer: RemoteAnswer): void {
     const message = errorMessage(answer.body);
     if (answer.status === 401 || answer.status === 403) {
       // Never the viewer's own 401: its login is fine, the deck's token for the remote is not.
@@ -222,8 +235,32 @@ export class PtydeckRemote implements RemoteClient {
       const code = (answer.body as { error?: { code?: unknown } })?.error?.code;
       throw new ApiError(answer.status, `${message ?? `HTTP ${answer.status}`} (on remote ${this.name})`, typeof code === 'string' ? code : undefined);
     }
-    reply.code(answer.status);
-    return this.rewrite(answer.body, remoteId);
+  }
+
+  /** /api/sessions/{host/id}/recording: the remote's .cast, streamed, named for the deck's id. */
+  private async relayRecording(reply: FastifyReply, remoteId: string): Promise<unknown> {
+    const endpoint = this.endpoint!;
+    let res;
+    try {
+      res = await endpoint.stream(`/api/sessions/${encodeURIComponent(remoteId)}/recording`);
+    } catch (err) {
+      throw this.unreachable(err);
+    }
+    if (res.statusCode !== 200) {
+      let answer: RemoteAnswer;
+      try {
+        answer = await RemoteEndpoint.collect(res);
+      } catch (err) {
+        throw this.unreachable(err);
+      }
+      this.refusal(answer);
+      throw new ApiError(502, `Remote ${this.name} answered ${answer.status} for a recording`, 'REMOTE_FAILED');
+    }
+    const name = `${deckId(this.name, remoteId).replace(/[^A-Za-z0-9_.-]/g, '_')}.cast`;
+    const length = res.headers['content-length'];
+    reply.type('application/x-asciicast').header('Content-Disposition', `attachment; filename="${name}"`);
+    if (typeof length === 'string' && /^\d+$/.test(length)) reply.header('Content-Length', length);
+    return reply.send(res);
   }
 
   /** A summary (or `{session}`, or `{id, ...}`) the remote answered, in the deck's ids. */
@@ -234,6 +271,11 @@ export class PtydeckRemote implements RemoteClient {
       o.id !== remoteId ? o : typeof o.owner === 'string' ? (this.toDeck(o as unknown as SessionSummary) as unknown as Record<string, unknown>) : { ...o, id: deckId(this.name, remoteId) };
     const out = fix(b);
     if (out.session && typeof out.session === 'object') return { ...out, session: fix(out.session as Record<string, unknown>) };
+    // A timeline page ({session, run, events}): its session, and each event's, in the deck's id.
+    if (out.session === remoteId) {
+      const events = Array.isArray(out.events) ? out.events.map((e: unknown) => (e && typeof e === 'object' && (e as { session?: unknown }).session === remoteId ? { ...e, session: deckId(this.name, remoteId) } : e)) : out.events;
+      return { ...out, session: deckId(this.name, remoteId), ...(events === undefined ? {} : { events }) };
+    }
     return out;
   }
 }
