@@ -58,6 +58,12 @@ withRemote("a remote agent's terminal shows under the remote's name; typing and 
   await floorButton(page, 'Release').click();
   await expect(page.getByTestId('terminal-frame')).toHaveAttribute('data-controller', 'agent', SLOW);
   expect((await agentExec(box, id, 'echo agent-back')).status).toBe(200);
+
+  // The timeline beside the tab is the remote's own: the agent's commands there, and the person's keys.
+  const timeline = panel(page).getByTestId('timeline-panel');
+  const started = timeline.getByTestId('timeline-event').and(page.locator('[data-kind="command-started"]'));
+  await expect(started.and(page.locator('[data-who="agent"]')).filter({ hasText: 'echo agent-back' })).toBeVisible(SLOW);
+  await expect(started.and(page.locator('[data-who="person"]'))).toContainText('echo deck-typed', SLOW);
 });
 
 withRemote('a remote that rejects the token, or is down, says so on its group with the reason', async ({ page, srv, box }) => {
