@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { echoCase } from './cases/echo';
 import { floodCase } from './cases/flood';
 import { recordingCase } from './cases/recording';
+import { remotesCase } from './cases/remotes';
 import { roundTripCase } from './cases/round-trip';
 import { scaleCase } from './cases/scale';
 import { restartCase } from './cases/restart';
@@ -28,7 +29,7 @@ import { markdownTable, type Row } from './lib/table';
  * read FAILED and the run exit 1.
  */
 // The viewer case is last on purpose: the viewer is the part most likely to be in flux.
-const CASES: BenchCase[] = [throughputCase, throughputNativeCase, echoCase, roundTripCase, scaleCase, floodCase, restartCase, tmuxBackendCase, recordingCase, viewerRenderCase];
+const CASES: BenchCase[] = [throughputCase, throughputNativeCase, echoCase, roundTripCase, scaleCase, floodCase, restartCase, tmuxBackendCase, recordingCase, remotesCase, viewerRenderCase];
 
 const REPORT = join(__dirname, '..', 'docs', 'PERFORMANCE.md');
 /** A quick run is a smoke test: its figures are not worth quoting, so it does not replace the report. */

@@ -15,10 +15,17 @@ import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { acquireServerLock } from './server-lock';
 import { SessionManager } from './terminal/manager';
 import type { Feature, FeatureFactory } from './feature';
+import { remotesFeature } from './remotes/feature';
 import { timelineFeature } from './timeline/timeline-feature';
+import { fileSecretStore, type SecretStore } from './secret-store';
 
 /** The features that ride on the core, in the order they start (see feature.ts). */
-export const FEATURES: FeatureFactory[] = [timelineFeature];
+export const FEATURES: FeatureFactory[] = [timelineFeature, remotesFeature];
+
+/** What only the embedding process can supply (the Electron entry: the OS keychain). */
+export interface PtydeckExtras {
+  secretStore?: SecretStore;
+}
 
 /**
  * ptydeck without a window: the session manager, the credentials, and the server with every door.
@@ -45,7 +52,7 @@ export function allDoors(viewerDir: string | null): Door[] {
   return [aioV1Door, aioBashDoor, aioV2Door, aioWsDoor, execdDoor, nativeDoor, tokensDoor, mcpDoor, viewerWsDoor, viewerStaticDoor(viewerDir)];
 }
 
-export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
+export async function startPtydeck(config: ServerConfig, extras: PtydeckExtras = {}): Promise<Ptydeck> {
   ensureHome(config.home);
   // Before anything touches the home: a second server on it must not adopt the first one's sessions or
   // overwrite its runtime file (this throws ServerRunningError, naming the running one).
@@ -57,10 +64,9 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   try {
     tokens = new TokenStore(config.home, config.tokenFromEnv);
     const sessions = (manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home }));
-    // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
     // Terminals an earlier run left behind (PTY host, tmux) come back first, with their output, before any door is asked.
     await sessions.adoptDurableSessions();
-    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home }));
+    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home, secrets: extras.secretStore ?? fileSecretStore }));
     const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
     server = await startServer({ manager: sessions, tokens, config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
   } catch (err) {

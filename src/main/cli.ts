@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { isIP } from 'node:net';
 import { TokenError, TokenStore } from './api/auth';
 import { defaultHome, ensureHome } from './home';
+import { isLoopbackHost } from './loopback';
 import { findRunningServer } from './running-server';
 
 /**
@@ -13,7 +13,9 @@ import { findRunningServer } from './running-server';
  */
 const USAGE = `usage: ptydeck <command>
 
-  serve [--port N] [--host H] [--allowed-host NAME]   serve the API and the viewer (default 127.0.0.1:8791)
+  serve [--port N] [--host H] [--allowed-host NAME[:PORT]] [--tls-cert CERT.pem --tls-key KEY.pem] [--insecure]
+                                                      serve the API and the viewer (default 127.0.0.1:8791); off
+                                                      loopback it needs TLS (HTTPS and WSS) or --insecure
   url [--api]                                         the running server's viewer URL (with the admin token); --api: its API base URL
   token                                               the running server's admin token (what an agent sends as Bearer)
   token create --name NAME                            create an agent token (printed once)
@@ -21,6 +23,11 @@ const USAGE = `usage: ptydeck <command>
   token revoke NAME                                   revoke an agent token and close its sockets
   list                                                list the running server's sessions
   mcp [--agent NAME]                                  MCP server on stdio, bridged to the running server
+  remote add NAME URL --token T [--kind ptydeck|aio] [--insecure] [--ca CERT.pem]
+                                                      show another ptydeck's (or an AIO sandbox's) terminals here;
+                                                      --token-file FILE (- for stdin) keeps the token out of ps
+  remote list                                         remotes, with their state when a server runs
+  remote remove NAME                                  forget a remote (and its token)
 
 environment: PTYDECK_HOME, PTYDECK_TOKEN, PTYDECK_PORT, AIO_SHELL_MAX_SESSIONS, AIO_SHELL_SESSION_TIMEOUT_SECS, AIO_SHELL_BACKEND`;
 
@@ -37,6 +44,10 @@ export async function main(argv: string[]): Promise<number> {
       return mcp(rest);
     case 'url':
       return url(rest);
+    case 'remote': {
+      const { remoteCommand } = await import('./remotes/cli');
+      return remoteCommand(rest, USAGE);
+    }
     case undefined:
     case 'help':
     case '--help':
@@ -56,7 +67,14 @@ function fail(message: string, code = 2): number {
 async function serve(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { port: { type: 'string' }, host: { type: 'string' }, 'allowed-host': { type: 'string', multiple: true } },
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'allowed-host': { type: 'string', multiple: true },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      insecure: { type: 'boolean', default: false },
+    },
     strict: true,
   });
   const { ConfigError, loadConfig } = await import('./config');
@@ -64,13 +82,21 @@ async function serve(args: string[]): Promise<number> {
   const { ServerRunningError } = await import('./server-lock');
   let config;
   try {
-    config = loadConfig({ port: values.port, host: values.host, allowedHosts: values['allowed-host'] });
+    config = loadConfig({
+      port: values.port,
+      host: values.host,
+      allowedHosts: values['allowed-host'],
+      tlsCert: values['tls-cert'],
+      tlsKey: values['tls-key'],
+      insecure: values.insecure,
+    });
   } catch (err) {
     if (err instanceof ConfigError) return fail(err.message);
     throw err;
   }
-  if (!isLoopback(config.host)) {
+  if (!isLoopbackHost(config.host)) {
     console.warn(`ptydeck: WARNING: listening on ${config.host}, not loopback: anyone who can reach this address and holds a token gets a shell.`);
+    if (!config.tls) console.warn('ptydeck: WARNING: --insecure: tokens cross the network in clear.');
   }
   let app;
   try {
@@ -185,10 +211,6 @@ async function mcp(args: string[]): Promise<number> {
   const { runMcpBridge } = await import('./mcp-bridge');
   await runMcpBridge({ url, token, agent: agentToken ? undefined : (values.agent ?? process.env.PTYDECK_AGENT_NAME ?? 'mcp') });
   return 0;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
 }
 
 /** Runs the CLI and exits with its status; bin/ptydeck.js calls this. */

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { defaultHome } from './home';
+import { isLoopbackHost } from './loopback';
 import { defaultManagerConfig, type ManagerConfig } from './terminal/manager';
 import { parseTimelineSettings, type TimelineSettings } from './timeline/settings';
 
@@ -9,8 +11,15 @@ import { parseTimelineSettings, type TimelineSettings } from './timeline/setting
 export interface ServerConfig {
   host: string;
   port: number;
-  /** Extra Host header names accepted besides loopback (for a reverse proxy you run yourself). */
+  /**
+   * Extra names accepted in Host and Origin besides loopback (a reverse proxy you run yourself):
+   * `NAME` (no port, or this server's port; either scheme) or `NAME:PORT`.
+   */
   allowedHosts: string[];
+  /** Serve HTTPS and WSS with this certificate and key (PEM text), or plain HTTP when null. */
+  tls: { cert: string; key: string } | null;
+  /** The person accepted listening on a non-loopback address without TLS (--insecure). */
+  insecure: boolean;
   home: string;
   /** The admin (person's) token from PTYDECK_TOKEN, else generated once and kept in the home directory. */
   tokenFromEnv: string | null;
@@ -50,6 +59,36 @@ export interface Flags {
   port?: string;
   host?: string;
   allowedHosts?: string[];
+  tlsCert?: string;
+  tlsKey?: string;
+  insecure?: boolean;
+}
+
+function readPem(flag: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${flag}: cannot read ${path}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * TLS from --tls-cert/--tls-key (or PTYDECK_TLS_CERT/_KEY). Off loopback, a token crosses the network
+ * with every request: without TLS that needs the person's explicit --insecure.
+ */
+function tlsFrom(host: string, flags: Flags, env: NodeJS.ProcessEnv): { tls: ServerConfig['tls']; insecure: boolean } {
+  const certPath = flags.tlsCert ?? env.PTYDECK_TLS_CERT;
+  const keyPath = flags.tlsKey ?? env.PTYDECK_TLS_KEY;
+  const insecure = flags.insecure === true;
+  if (!!certPath !== !!keyPath) throw new ConfigError('--tls-cert and --tls-key go together: give both (PEM files), or neither');
+  const tls = certPath && keyPath ? { cert: readPem('--tls-cert', certPath), key: readPem('--tls-key', keyPath) } : null;
+  if (!tls && !insecure && !isLoopbackHost(host)) {
+    throw new ConfigError(
+      `listening on ${host} (not loopback) would send tokens in clear across the network: serve TLS with --tls-cert CERT.pem --tls-key KEY.pem, ` +
+        `or keep the default 127.0.0.1 and reach it through an SSH tunnel (ssh -L 8791:127.0.0.1:8791 HOST) or a TLS reverse proxy (with --allowed-host NAME), or pass --insecure if you trust the network`,
+    );
+  }
+  return { tls, insecure };
 }
 
 export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): ServerConfig {
@@ -68,8 +107,10 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     shell: env.PTYDECK_SHELL || undefined,
     defaultCwd: env.PTYDECK_CWD || defaults.defaultCwd,
   };
+  const host = flags.host ?? env.PTYDECK_HOST ?? '127.0.0.1';
   return {
-    host: flags.host ?? env.PTYDECK_HOST ?? '127.0.0.1',
+    host,
+    ...tlsFrom(host, flags, env),
     port: intFrom('--port', flags.port ?? env.PTYDECK_PORT, DefaultPort, 0, 65535),
     allowedHosts: [...(flags.allowedHosts ?? []), ...(env.PTYDECK_ALLOWED_HOSTS ? env.PTYDECK_ALLOWED_HOSTS.split(',') : [])].map((h) => h.trim().toLowerCase()).filter(Boolean),
     home: defaultHome(env),

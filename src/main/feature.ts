@@ -1,6 +1,7 @@
 import type { ServerConfig } from './config';
 import type { Door } from './api/server';
 import type { SessionManager } from './terminal/manager';
+import type { SecretStore } from './secret-store';
 
 /**
  * A capability built on top of the core (approvals, timeline, recordings, remotes): a folder of its own
@@ -14,6 +15,8 @@ export interface FeatureHost {
   config: ServerConfig;
   /** PTYDECK_HOME: where a feature keeps its files (0600, see home.ts writeSecretFile). */
   home: string;
+  /** How a feature seals secrets it stores (the OS keychain in the desktop app, else the file's mode). */
+  secrets: SecretStore;
 }
 
 export interface Feature {

@@ -105,7 +105,11 @@ type Spec =
   | { t: 'count' }
   | { t: 'bashSignal' }
   | { t: 'commandId' }
-  | { t: 'snapshot' };
+  | { t: 'snapshot' }
+  | { t: 'remoteName' }
+  | { t: 'remoteUrl' }
+  | { t: 'remoteToken' }
+  | { t: 'pem' };
 
 interface Field {
   name: string;
@@ -130,6 +134,8 @@ interface Route {
 }
 
 const opt = (name: string, spec: Spec): Field => ({ name, spec, nullable: true });
+/** Optional, but null is not a value for it. */
+const optNotNull = (name: string, spec: Spec): Field => ({ name, spec });
 const req = (name: string, spec: Spec): Field => ({ name, spec, required: true });
 
 /** The value a JSON body carries in `field` (the last one, as a parser reads duplicates), if it parses. */
@@ -294,6 +300,25 @@ export const ROUTES: Route[] = [
   { name: 'token list', method: 'GET', path: '/api/tokens', role: 'tokens' },
   { name: 'token revoke', method: 'DELETE', path: '/api/tokens/:name', role: 'tokens' },
   { name: 'login', method: 'POST', path: '/api/login', role: 'public', fields: [req('token', { t: 'loginToken' })] },
+  // remotes (the person's only). Generated URLs never reach a real host: a refused loopback port or
+  // TEST-NET-1 (192.0.2.0/24, never routed); the store caps how many are kept.
+  { name: 'remotes list', method: 'GET', path: '/api/remotes', role: 'tokens' },
+  {
+    name: 'remote add',
+    method: 'POST',
+    path: '/api/remotes',
+    role: 'tokens',
+    fields: [
+      req('name', { t: 'remoteName' }),
+      req('url', { t: 'remoteUrl' }),
+      req('token', { t: 'remoteToken' }),
+      optNotNull('kind', { t: 'enum', values: ['ptydeck', 'aio'] }),
+      optNotNull('insecure', { t: 'bool' }),
+      optNotNull('ca', { t: 'pem' }),
+    ],
+  },
+  { name: 'remote remove', method: 'DELETE', path: '/api/remotes/:name', role: 'tokens' },
+  { name: 'remote retry', method: 'POST', path: '/api/remotes/:name/retry', role: 'tokens' },
 ];
 
 /** `since`, `limit` (and `agent` on /api/audit): valid values, and ones certainly invalid. */
@@ -516,6 +541,15 @@ function validValue(spec: Spec, rng: Rng, w: World, ctx: { target?: string }): u
       return rng.pick([crypto.randomUUID(), `c-${rng.int(0, 99)}`, '']);
     case 'snapshot':
       return `${w.tmp}/${SNAPSHOT_FILE}`;
+    case 'remoteName':
+      return `h${rng.int(0, 1e9)}`;
+    case 'remoteUrl':
+      return rng.pick(['http://127.0.0.1:1', `https://192.0.2.${rng.int(1, 254)}`, `https://192.0.2.${rng.int(1, 254)}:8791/deck`, 'http://localhost:1']);
+    case 'remoteToken':
+      return `pdk_${rng.ascii(32).replace(/[^\x21-\x7e]/g, 'x')}`;
+    case 'pem':
+      // No valid certificate is generated: leave the field out.
+      return null;
   }
 }
 
@@ -528,7 +562,7 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
     { value: {}, invalid: spec.t === 'env' ? false : true, label: 'empty object' },
     { value: { $gt: '' }, invalid: true, label: 'operator object' },
   ];
-  const isString = ['newId', 'targetId', 'dir', 'execdDir', 'cmd', 'execdCmd', 'input', 'enum', 'signal', 'tokenName', 'user', 'loginToken', 'bashTarget', 'bashNewId', 'bashSignal', 'commandId', 'snapshot'].includes(spec.t);
+  const isString = ['newId', 'targetId', 'dir', 'execdDir', 'cmd', 'execdCmd', 'input', 'enum', 'signal', 'tokenName', 'user', 'loginToken', 'bashTarget', 'bashNewId', 'bashSignal', 'commandId', 'snapshot', 'remoteName', 'remoteUrl', 'remoteToken', 'pem'].includes(spec.t);
   const isNumber = ['dim', 'int', 'secs', 'waitSecs', 'offset', 'count'].includes(spec.t);
   if (isString) generic.push({ value: rng.pick([0, -1, 1.5, 1e308]), invalid: true, label: 'number for a string' }, { value: true, invalid: true, label: 'boolean for a string' });
   if (isNumber) generic.push({ value: rng.pick(['1', 'abc', '', '1e3', 'NaN', 'Infinity']), invalid: true, label: 'string for a number' }, { value: false, invalid: true, label: 'boolean for a number' });
@@ -678,6 +712,37 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
         { value: 'relative/snap.sh', invalid: true, label: 'relative path' },
         { value: `${w.tmp}/a\0b`, invalid: true, label: 'NUL in path' },
         { value: '/'.repeat(4097), invalid: true, label: 'path over 4096' },
+      );
+      break;
+    case 'remoteName':
+      specific.push(
+        { value: '', invalid: true, label: 'empty name' },
+        { value: 'Upper Case', invalid: true, label: 'uppercase and space' },
+        { value: 'local', invalid: true, label: 'reserved name' },
+        { value: 'n'.repeat(33), invalid: true, label: 'name over 32' },
+        { value: 'a/b', invalid: true, label: 'slash in name' },
+        { value: '../x', invalid: true, label: 'traversal name' },
+      );
+      break;
+    case 'remoteUrl':
+      specific.push(
+        { value: 'not a url', invalid: true, label: 'not a URL' },
+        { value: 'ftp://127.0.0.1/', invalid: true, label: 'ftp scheme' },
+        { value: 'javascript:alert(1)', invalid: true, label: 'javascript: URL' },
+        { value: 'http://user:pw@127.0.0.1:1', invalid: true, label: 'credentials in the URL' },
+        { value: 'http://127.0.0.1:1/?api_key=x', invalid: true, label: 'query in the URL' },
+        { value: `http://192.0.2.${rng.int(1, 254)}:8791`, invalid: 'unknown', label: 'plain http off loopback (insecure decides)' },
+        { value: `https://${'h'.repeat(2100)}.example`, invalid: true, label: 'URL over 2048' },
+      );
+      break;
+    case 'remoteToken':
+      specific.push({ value: '', invalid: true, label: 'empty token' }, { value: 'has space', invalid: true, label: 'space in token' }, { value: 'a\u0000b', invalid: true, label: 'NUL in token' }, { value: 't'.repeat(4097), invalid: true, label: 'token over 4096' });
+      break;
+    case 'pem':
+      specific.push(
+        { value: 'not pem', invalid: true, label: 'not PEM' },
+        { value: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----', invalid: true, label: 'PEM that does not parse' },
+        { value: 'c'.repeat(70 * 1024), invalid: true, label: 'ca over 64 KiB' },
       );
       break;
   }

@@ -202,7 +202,7 @@ export function judgeUpgrade(c: UpgradeCase, out: UpgradeOutcome, tally: Tally, 
       if ('problem' in m) tally.violate('ws-error-message', where, m.problem);
       else if (specificProblem(m.message)) tally.violate('ws-error-message', where, specificProblem(m.message)!);
     }
-    const attached = json.some((m) => m && ['ready', 'connected', 'snapshot'].includes(m.type));
+    const attached = json.some((m) => m && ['ready', 'connected', 'snapshot', 'resume'].includes(m.type));
     if (c.expect.foreignSession && attached) tally.violate('ownership', where, `attached to another principal's session: ${JSON.stringify(json).slice(0, 200)}`);
     if (error) tally.reject('wsUpgrade', `101 then error${code ? ` + close ${code}` : ''}`, code === 4404 ? 'not found' : code === 4409 ? 'conflict' : 'ws refused');
     else tally.accept('wsUpgrade', '101');

@@ -332,7 +332,21 @@ export function generateUpgradeCase(index: number, root: Rng, w: UpgradeWorld): 
         return '/api/events';
       },
     ],
-    [4, () => `/api/sessions/${seg}/view`],
+    [
+      4,
+      () => {
+        // A viewer resuming from a log offset (or a broken one).
+        query = rng.weighted<string>([
+          [6, ''],
+          [1, '?since=0'],
+          [1, '?since=-1'],
+          [1, '?since=abc'],
+          [1, '?since=1e3'],
+          [1, '?since=99999999999999999999'],
+        ]);
+        return `/api/sessions/${seg}/view`;
+      },
+    ],
     [
       3,
       () => {

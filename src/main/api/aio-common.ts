@@ -148,5 +148,5 @@ export function checkInputSize(ctx: ApiContext, input: string): void {
 export function terminalUrl(req: FastifyRequest, ctx: ApiContext, id: string): string {
   // The Host header has passed the rebinding check, so it names this server as the caller reached it.
   const host = req.headers.host ?? new URL(ctx.baseUrl()).host;
-  return `http://${host}/terminal?session_id=${encodeURIComponent(id)}`;
+  return `${ctx.config.tls ? 'https' : 'http'}://${host}/terminal?session_id=${encodeURIComponent(id)}`;
 }

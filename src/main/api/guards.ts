@@ -16,7 +16,10 @@ import { ADMIN, AGENT_NAME_PATTERN, type Principal, type TokenStore } from './au
 export interface GuardConfig {
   port: () => number;
   bindHost: string;
+  /** Names the person configured (a reverse proxy's): `NAME` or `NAME:PORT`. */
   allowedHosts: string[];
+  /** We serve HTTPS (our own origin is https://). */
+  tls: boolean;
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
@@ -40,15 +43,31 @@ function splitHostPort(value: string): { host: string; port: number | null } | n
   return { host: parts[0], port: Number(parts[1]) };
 }
 
-export function hostAllowed(hostHeader: string | undefined, cfg: GuardConfig): boolean {
+const unbracket = (host: string): string => host.replace(/^\[|\]$/g, '');
+
+/**
+ * A name the person configured with --allowed-host: as configured (`NAME:PORT` on that port only), and a
+ * bare `NAME` with no port (a reverse proxy on its scheme's default port) or with ours.
+ */
+function configuredName(hp: { host: string; port: number | null }, cfg: GuardConfig): boolean {
+  for (const entry of cfg.allowedHosts) {
+    const a = splitHostPort(entry);
+    if (!a || unbracket(a.host) !== unbracket(hp.host)) continue;
+    if (a.port !== null ? hp.port === a.port : hp.port === null || hp.port === cfg.port()) return true;
+  }
+  return false;
+}
+
+/** `defaultPort` is what a missing port means: 80 for http (443 when we serve https). */
+export function hostAllowed(hostHeader: string | undefined, cfg: GuardConfig, defaultPort: number = cfg.tls ? 443 : 80): boolean {
   if (!hostHeader) return false;
   const hp = splitHostPort(hostHeader);
   if (!hp) return false;
-  const port = hp.port ?? 80;
+  if (configuredName(hp, cfg)) return true;
+  const port = hp.port ?? defaultPort;
   if (port !== cfg.port()) return false;
-  const bare = hp.host.replace(/^\[|\]$/g, '');
+  const bare = unbracket(hp.host);
   if (LOOPBACK_NAMES.has(hp.host) || LOOPBACK_NAMES.has(bare)) return true;
-  if (cfg.allowedHosts.includes(bare)) return true;
   // An address literal cannot be rebound by DNS: it is safe when we listen on it (or on every address).
   if (isIP(bare)) return bare === cfg.bindHost || cfg.bindHost === '0.0.0.0' || cfg.bindHost === '::';
   return false;
@@ -62,8 +81,14 @@ export function originAllowed(origin: string | undefined, cfg: GuardConfig): boo
   } catch {
     return false;
   }
-  if (url.protocol !== 'http:') return false;
-  return hostAllowed(url.host, cfg);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  if (url.username || url.password || url.pathname !== '/' || url.search || url.hash) return false;
+  const hp = splitHostPort(url.host);
+  // A configured name may come with either scheme: a TLS proxy usually fronts a plain server.
+  if (hp && configuredName(hp, cfg)) return true;
+  // Our own origin otherwise: our scheme, our port.
+  if (url.protocol !== (cfg.tls ? 'https:' : 'http:')) return false;
+  return hostAllowed(url.host, cfg, url.protocol === 'https:' ? 443 : 80);
 }
 
 export function viewerCookieValue(adminToken: string): string {
@@ -137,7 +162,11 @@ function actingAs(req: IncomingMessage, p: Principal): Principal {
 
 export function checkHostAndOrigin(req: IncomingMessage, cfg: GuardConfig): void {
   if (!hostAllowed(req.headers.host, cfg)) {
-    throw new ApiError(403, `Host ${JSON.stringify(req.headers.host ?? '')} is not this server (DNS rebinding protection): use 127.0.0.1:${cfg.port()} or localhost:${cfg.port()}`, 'FORBIDDEN');
+    throw new ApiError(
+      403,
+      `Host ${JSON.stringify(req.headers.host ?? '')} is not this server (DNS rebinding protection): use 127.0.0.1:${cfg.port()} or localhost:${cfg.port()}, or start it with --allowed-host NAME for a name you serve it under`,
+      'FORBIDDEN',
+    );
   }
   const origin = req.headers.origin;
   if (!originAllowed(typeof origin === 'string' ? origin : undefined, cfg)) {

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerConfig } from '../config';
@@ -10,6 +11,7 @@ import { type Principal, type TokenStore } from './auth';
 import { ApiError, dialectOf, renderError, toApiError, type Dialect } from './errors';
 import { authenticate, checkHostAndOrigin, type GuardConfig } from './guards';
 import { SocketRegistry } from './sockets';
+import type { RemoteStatus, SessionSummary, ViewerEvent } from '../../shared/types';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,6 +34,30 @@ export interface ApiContext {
   canSee(principal: Principal, session: Session): boolean;
   /** Every door creates sessions through here: the creator owns them, at a bounded rate. */
   createSession(principal: Principal, req: Omit<CreateRequest, 'owner'>): Promise<{ session: Session; created: boolean }>;
+  /** Sessions that live on other servers (remotes/), shown to the person beside the local ones. */
+  elsewhere: SessionsElsewhere | null;
+}
+
+/**
+ * Sessions the person sees that are not this server's own: another ptydeck's or an AIO sandbox's
+ * terminals (src/main/remotes). Their ids name their host (`host/id`; a local id never holds a `/`).
+ * Every /api/sessions/{id}/... route and the view socket ask `route(id)` first and hand the request over
+ * when it answers; listings add `list()`; the events socket forwards what `watch` reports. None of these
+ * waits on a remote: a remote that is down or slow costs the local listing nothing.
+ */
+export interface SessionsElsewhere {
+  list(): SessionSummary[];
+  remotes(): RemoteStatus[];
+  route(id: string): ElsewhereRoute | null;
+  watch(listener: (e: Extract<ViewerEvent, { type: 'session' | 'closed' | 'remotes' }>) => void): () => void;
+}
+
+export interface ElsewhereRoute {
+  /** Answers a request to /api/sessions/{id}[/...] for this session (the person's credential only):
+   *  returns the body (having set the status on `reply` when it is not 200), or throws an ApiError. */
+  http(req: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+  /** Serves the view socket for this session. */
+  view(up: UpgradeRequest): Promise<void>;
 }
 
 export interface UpgradeRequest {
@@ -56,6 +82,8 @@ export interface WsRoute {
 export interface Door {
   register(app: FastifyInstance, ctx: ApiContext): void;
   wsRoutes?(ctx: ApiContext): WsRoute[];
+  /** A feature that answers for sessions on other servers (at most one: remotes/). */
+  elsewhere?: SessionsElsewhere;
 }
 
 /** Routes anyone may call without a credential. */
@@ -79,7 +107,7 @@ export interface RunningServer {
 export async function startServer(opts: { manager: SessionManager; tokens: TokenStore; config: ServerConfig; doors: Door[] }): Promise<RunningServer> {
   const { manager, tokens, config } = opts;
   let port = config.port;
-  const guard: GuardConfig = { port: () => port, bindHost: config.host, allowedHosts: config.allowedHosts };
+  const guard: GuardConfig = { port: () => port, bindHost: config.host, allowedHosts: config.allowedHosts, tls: config.tls !== null };
   const sockets = new SocketRegistry(config.limits.socketsPerPrincipal);
   const canSee = (p: Principal, s: Session): boolean => p.kind === 'admin' || s.owner === p.name;
   const creations = new RateLimiter(config.limits.createsPerMinute);
@@ -89,8 +117,9 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     config,
     sockets,
     guard,
-    baseUrl: () => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    baseUrl: () => `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     canSee,
+    elsewhere: opts.doors.find((d) => d.elsewhere)?.elsewhere ?? null,
     visibleSessions: (p) => manager.list().filter((s) => canSee(p, s)),
     createSession: async (p, req) => {
       const existing = req.id ? manager.get(req.id) : undefined;
@@ -128,7 +157,9 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     requestTimeout: 0,
     serverFactory: (handler) => {
       // No Host at all is answered by our guard (403, with a message), not by Node's bare 400.
-      httpServer = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false }, handler);
+      const options = { maxHeaderSize: 16 * 1024, requireHostHeader: false };
+      // HTTPS and WSS with the person's certificate (--tls-cert/--tls-key); the same server otherwise.
+      httpServer = config.tls ? (createTlsServer({ ...options, cert: config.tls.cert, key: config.tls.key }, handler) as unknown as Server) : createServer(options, handler);
       return httpServer;
     },
     // Errors the router raises before any hook runs (malformed percent-encoding, an over-long path
@@ -173,7 +204,8 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const api = toApiError(err);
-    if (api.status >= 500) console.error(`ptydeck: ${req.method} ${req.url.split('?')[0]} failed:`, err);
+    // A 502/504 is another server's failure (a remote's), already explained in the answer.
+    if (api.status === 500) console.error(`ptydeck: ${req.method} ${req.url.split('?')[0]} failed:`, err);
     void reply.code(api.status).send(renderError(dialectOf(req.url), api));
   });
 
@@ -305,6 +337,13 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
       sockets.closeAll(1001, 'server shutting down');
       wss.close();
       await app.close();
+      // Fastify closes only a server it started listening itself: stop listening, so the same port can
+      // be served again in this process (a restart in place), and drop idle keep-alive connections.
+      await new Promise<void>((resolve) => {
+        if (!httpServer.listening) return resolve();
+        httpServer.close(() => resolve());
+        httpServer.closeIdleConnections();
+      });
     },
   };
 }

@@ -35,7 +35,8 @@ export function findViewerDir(explicit: string | null): string | null {
 
 const LoginBody = z.object({ token: z.string().min(1).max(512) });
 
-const cookieHeader = (value: string): string => `${VIEWER_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000`;
+/** Over HTTPS the cookie is Secure: a browser never sends it over plain http. */
+const cookieHeader = (value: string, secure: boolean): string => `${VIEWER_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000${secure ? '; Secure' : ''}`;
 
 export function viewerStaticDoor(viewerDir: string | null): Door {
   return {
@@ -45,7 +46,7 @@ export function viewerStaticDoor(viewerDir: string | null): Door {
         if (typeof q.token === 'string') {
           const url = new URL(req.url, 'http://x');
           url.searchParams.delete('token');
-          if (ctx.tokens.authenticate(q.token)?.kind === 'admin') reply.header('Set-Cookie', cookieHeader(viewerCookieValue(ctx.tokens.adminToken)));
+          if (ctx.tokens.authenticate(q.token)?.kind === 'admin') reply.header('Set-Cookie', cookieHeader(viewerCookieValue(ctx.tokens.adminToken), ctx.config.tls !== null));
           return reply.redirect(url.pathname + url.search, 302);
         }
         if (!viewerDir) {
@@ -93,7 +94,7 @@ export function viewerStaticDoor(viewerDir: string | null): Door {
         const body = parse(LoginBody, bodyObject(req.body, 'native'), 'native');
         const p = ctx.tokens.authenticate(body.token);
         if (p?.kind !== 'admin') throw new ApiError(401, "That is not this server's admin token (see the runtime file or the URL printed at start)", 'UNAUTHORIZED');
-        reply.header('Set-Cookie', cookieHeader(viewerCookieValue(ctx.tokens.adminToken)));
+        reply.header('Set-Cookie', cookieHeader(viewerCookieValue(ctx.tokens.adminToken), ctx.config.tls !== null));
         return { ok: true };
       });
     },

@@ -61,10 +61,13 @@ export const viewerWsDoor: Door = {
         path: '/api/sessions/:id/view',
         handle: async (up) => {
           if (up.principal.kind !== 'admin') throw new ApiError(403, "The viewer socket needs the person's (admin) credential", 'FORBIDDEN');
+          const there = ctx.elsewhere?.route(up.params.id);
+          if (there) return there.view(up);
+          const since = sinceOf(up.query);
           const session = ctx.sessionFor(up.principal, up.params.id, 'native');
           const ws = await up.accept();
           keepalive(ws);
-          await serveView(session, ws);
+          await serveView(session, ws, since);
         },
       },
     ];
@@ -73,7 +76,11 @@ export const viewerWsDoor: Door = {
 
 function serveEvents(ctx: ApiContext, ws: WebSocket, principal: Parameters<ApiContext['canSee']>[0]): void {
   const send = (e: ViewerEvent): void => sendJson(ws, e);
-  send({ type: 'hello', principal: principal.name, sessions: ctx.visibleSessions(principal).map((s) => s.summary()) });
+  // The person also sees the sessions of remotes (remotes/), from what the deck already knows of them.
+  const elsewhere = principal.kind === 'admin' ? ctx.elsewhere : null;
+  send({ type: 'hello', principal: principal.name, sessions: [...ctx.visibleSessions(principal).map((s) => s.summary()), ...(elsewhere?.list() ?? [])] });
+  if (elsewhere) send({ type: 'remotes', remotes: elsewhere.remotes() });
+  const offElsewhere = elsewhere?.watch(send);
   const pending = new Map<string, Session>();
   let timer: NodeJS.Timeout | null = null;
   const flush = (): void => {
@@ -102,11 +109,21 @@ function serveEvents(ctx: ApiContext, ws: WebSocket, principal: Parameters<ApiCo
   });
   ws.once('close', () => {
     offs.forEach((off) => off());
+    offElsewhere?.();
     if (timer) clearTimeout(timer);
   });
 }
 
-async function serveView(session: Session, ws: WebSocket): Promise<void> {
+/** `?since=N`: the log offset a reconnecting viewer has shown up to (see serveView). */
+function sinceOf(q: URLSearchParams): number | null {
+  const raw = q.get('since');
+  if (raw === null) return null;
+  const n = Number(raw);
+  if (!/^\d{1,16}$/.test(raw) || !Number.isSafeInteger(n)) throw new ApiError(400, `since must be a log offset: a non-negative integer (got ${JSON.stringify(raw.slice(0, 40))})`);
+  return n;
+}
+
+async function serveView(session: Session, ws: WebSocket, since: number | null): Promise<void> {
   const send = (f: ViewerServerFrame): void => sendJson(ws, f);
   let acked = 0;
   let sent = 0;
@@ -162,14 +179,20 @@ async function serveView(session: Session, ws: WebSocket): Promise<void> {
     if (resyncing) return;
     resyncing = true;
     send({ type: 'resync', reason });
-    void start();
+    void start(null);
   };
-  const start = async (): Promise<void> => {
+  const start = async (resumeAt: number | null): Promise<void> => {
     detach?.();
     resyncing = false;
     const pipes = session.mode === 'pipe';
     let from: number;
-    if (pipes) {
+    if (resumeAt !== null && resumeAt >= session.log.start && resumeAt <= session.log.end) {
+      // A viewer that comes back (or a deck relaying a remote's view after the remote restarted) goes on
+      // from the byte it has shown up to: nothing lost, nothing doubled, no repaint.
+      from = resumeAt;
+      size = { cols: session.cols, rows: session.rows };
+      send({ type: 'resume', offset: from, cols: size.cols, rows: size.rows, ...(pipes ? { channels: true } : {}) });
+    } else if (pipes) {
       // Pipes have no screen to paint: the recent output is the picture, replayed with its channels.
       from = Math.max(session.log.start, session.log.end - ViewerConstants.PipeReplayBytes);
       size = { cols: session.cols, rows: session.rows };
@@ -228,7 +251,7 @@ async function serveView(session: Session, ws: WebSocket): Promise<void> {
     offClosed();
     detach?.();
   });
-  await start();
+  await start(since);
   if (session.exit) send({ type: 'exit', exitCode: session.exit.exitCode });
 }
 

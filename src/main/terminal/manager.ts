@@ -384,6 +384,8 @@ export class SessionManager {
       return;
     }
     for (const kind of ['host', 'tmux'] as const) this.saveNow(kind);
+    // Those records are final: detaching below must not rewrite them without the sessions they keep.
+    this.backends.durable.tmux?.dispose();
     await Promise.all(
       this.list().map(async (s) => {
         if (s.isDurable) {

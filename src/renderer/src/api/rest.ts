@@ -17,7 +17,7 @@ interface ErrorBody {
   error?: { code?: string; message?: string };
 }
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
     res = await fetch(httpUrl(path), {

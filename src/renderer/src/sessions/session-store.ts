@@ -1,4 +1,4 @@
-import type { SessionSummary, ViewerEvent } from '../../../shared/types';
+import type { RemoteStatus, SessionSummary, ViewerEvent } from '../../../shared/types';
 import { hasBridgeToken, wsUrl } from '../api/connection';
 import { ReconnectingSocket, type SocketDown } from '../api/reconnecting-socket';
 import { api } from '../api/rest';
@@ -21,12 +21,14 @@ export interface SessionState {
   /** False until the first `hello`: "no sessions" is only true once the server has said so. */
   loaded: boolean;
   sessions: ReadonlyMap<string, SessionSummary>;
+  /** Other servers this deck shows (remotes/): their state, as the events socket reports it. */
+  remotes: readonly RemoteStatus[];
 }
 
 type Listener = () => void;
 
 export class SessionStore {
-  private state: SessionState = { link: { state: 'connecting' }, principal: null, loaded: false, sessions: new Map() };
+  private state: SessionState = { link: { state: 'connecting' }, principal: null, loaded: false, sessions: new Map(), remotes: [] };
   private readonly listeners = new Set<Listener>();
   private socket: ReconnectingSocket | null = null;
   /** Guards against stale answers when start() runs again (after a login, say). */
@@ -145,6 +147,9 @@ export class SessionStore {
       case 'closed':
         this.closed.add(e.id);
         this.remove(e.id);
+        return;
+      case 'remotes':
+        this.set({ remotes: e.remotes });
         return;
     }
   }

@@ -59,6 +59,12 @@ export class TerminalController {
   private ptySize: { cols: number; rows: number } | null = null;
   /** A session on pipes: output frames carry a channel byte, and lines end in a bare LF. */
   private channels = false;
+  /**
+   * The log offset of the next byte this view expects (the snapshot's offset plus every log byte parsed
+   * since): a reconnect asks `?since=` it and goes on without a repaint. Null until a snapshot, or
+   * after a resync.
+   */
+  private position: number | null = null;
   private disposed = false;
 
   constructor(
@@ -102,7 +108,7 @@ export class TerminalController {
     this.term.attachCustomKeyEventHandler((ev) => this.onKey(ev));
 
     this.acks = new AckBatcher((bytes) => this.send({ type: 'ack', bytes }));
-    this.socket = new ReconnectingSocket(() => wsUrl(`/api/sessions/${encodeURIComponent(sessionId)}/view`), {
+    this.socket = new ReconnectingSocket(() => wsUrl(`/api/sessions/${encodeURIComponent(sessionId)}/view${this.position === null ? '' : `?since=${this.position}`}`), {
       onOpen: () => this.acks.reset(),
       onMessage: (data) => (typeof data === 'string' ? this.onFrame(data) : this.onOutput(data)),
       onDown: () => events.onLink('down'),
@@ -168,6 +174,8 @@ export class TerminalController {
 
   private onOutput(buf: ArrayBuffer): void {
     const parsed = this.acks.onParsed(buf.byteLength);
+    // A pipe session's frame starts with its channel byte, which is not in the log.
+    if (this.position !== null) this.position += buf.byteLength - (this.channels ? 1 : 0);
     if (!this.channels) {
       // Straight into xterm's write queue: no copying, no decoding here.
       this.term.write(new Uint8Array(buf), parsed);
@@ -179,6 +187,12 @@ export class TerminalController {
     this.term.write(chunk.suffix, parsed);
   }
 
+  private setChannels(on: boolean): void {
+    this.channels = on;
+    // Pipes have no line discipline to turn LF into CR LF; the view does it.
+    this.term.options.convertEol = on;
+  }
+
   private onFrame(text: string): void {
     let frame: ViewerServerFrame;
     try {
@@ -188,10 +202,23 @@ export class TerminalController {
     }
     switch (frame.type) {
       case 'snapshot':
-        this.channels = frame.channels === true;
-        // Pipes have no line discipline to turn LF into CR LF; the view does it.
-        this.term.options.convertEol = this.channels;
+        this.position = frame.offset;
+        this.setChannels(frame.channels === true);
         this.showSnapshot(frame.data, frame.cols, frame.rows);
+        return;
+      case 'resume':
+        // The server goes on from the byte we had: keep the screen as it is.
+        this.position = frame.offset;
+        this.setChannels(frame.channels === true);
+        this.acks.reset();
+        this.ptySize = { cols: frame.cols, rows: frame.rows };
+        this.resizeInStream(frame.cols, frame.rows);
+        this.socket.markHealthy();
+        this.events.onLink('live');
+        return;
+      case 'remote':
+        // A remote session's host went away or came back; the socket to the deck stays open.
+        if (frame.state === 'offline') this.events.onLink('down');
         return;
       case 'size':
         this.ptySize = { cols: frame.cols, rows: frame.rows };
@@ -200,6 +227,7 @@ export class TerminalController {
       case 'resync':
         // A fresh snapshot follows; until then nothing we parse counts for the server.
         this.acks.reset();
+        this.position = null;
         return;
       case 'exit':
         this.ended = true;

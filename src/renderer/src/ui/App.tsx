@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { api, ApiError } from '../api/rest';
-import { groupByOwner } from '../sessions/describe';
+import { groupByHost, hostUp, tabOrder } from '../remotes/grouping';
+import { RemotesButton } from '../remotes/RemotesButton';
+import { remotesApi } from '../remotes/api';
 import { SessionStore, type Link } from '../sessions/session-store';
 import { ConnectionBanner } from './ConnectionBanner';
 import { EmptyState } from './EmptyState';
@@ -42,7 +44,7 @@ export function App() {
   }, [store]);
 
   // The chosen tab if it still exists, else the first one: a closed tab hands over to its neighbour.
-  const ordered = useMemo(() => groupByOwner(state.sessions.values()).flatMap((g) => g.sessions), [state.sessions]);
+  const ordered = useMemo(() => tabOrder(groupByHost(state.sessions.values(), state.remotes)), [state.sessions, state.remotes]);
   const selected = (chosen && state.sessions.get(chosen)) || ordered[0] || null;
 
   const waiting = ordered.filter((s) => s.waitingForInput && s.shellState !== 'exited').length;
@@ -78,6 +80,7 @@ export function App() {
         </span>
         <span className="spacer" />
         <LinkPill link={state.link} />
+        <RemotesButton remotes={state.remotes} disabled={state.link.state !== 'live'} />
         <button type="button" className={`btn ${page.kind === 'live' ? 'btn-quiet' : 'btn-primary'}`} aria-pressed={page.kind !== 'live'} onClick={() => setPage(page.kind === 'live' ? { kind: 'recordings' } : { kind: 'live' })}>
           Recordings
         </button>
@@ -90,7 +93,7 @@ export function App() {
       <div className="workspace">
         {page.kind !== 'live' ? (
           <>
-            {ordered.length > 0 ? <Sidebar sessions={ordered} selected={null} onSelect={choose} /> : null}
+            {ordered.length > 0 || state.remotes.length > 0 ? <Sidebar sessions={ordered} selected={null} onSelect={choose} remotes={state.remotes} onRetryRemote={(name) => void remotesApi.retry(name).catch(() => undefined)} /> : null}
             <main className="main main-replay">
               {page.kind === 'recordings' ? (
                 <PastSessions onOpen={(rec) => setPage({ kind: 'replay', rec })} />
@@ -99,10 +102,12 @@ export function App() {
               )}
             </main>
           </>
-        ) : ordered.length > 0 ? (
+        ) : ordered.length > 0 || state.remotes.length > 0 ? (
           <>
-            <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} />
-            <main className="main">{selected ? <SessionView key={selected.id} session={selected} store={store} online={state.link.state === 'live'} /> : null}</main>
+            <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} remotes={state.remotes} onRetryRemote={(name) => void remotesApi.retry(name).catch(() => undefined)} />
+            <main className={`main${selected ? '' : ' main-empty'}`}>
+              {selected ? <SessionView key={selected.id} session={selected} store={store} online={state.link.state === 'live' && hostUp(selected, state.remotes)} /> : <EmptyState onOpen={() => void openTerminal()} opening={opening || state.link.state !== 'live'} />}
+            </main>
           </>
         ) : (
           <main className="main main-empty">

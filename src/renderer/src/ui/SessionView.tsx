@@ -6,6 +6,7 @@ import type { SessionStore } from '../sessions/session-store';
 import type { RendererKind } from '../terminal/renderer-choice';
 import { shortcutOf } from '../terminal/shortcuts';
 import type { TerminalController, TerminalEvents, ViewLink } from '../terminal/terminal-controller';
+import { AioNote, HostTag } from '../remotes/RemoteNotes';
 import { FloorIcon, StatusBadge } from './badges';
 import { FindBar } from './FindBar';
 import { FloorControls } from './FloorControls';
@@ -122,8 +123,9 @@ export function SessionView({ session, store, online }: SessionViewProps) {
       <header className="session-header">
         <div className="session-title">
           <div className="title-row">
+            <HostTag session={session} />
             <h2 className="session-id" title={session.id}>
-              {session.id}
+              {session.remote?.id ?? session.id}
             </h2>
             <StatusBadge session={session} />
             {status.command ? (
@@ -184,6 +186,7 @@ export function SessionView({ session, store, online }: SessionViewProps) {
               {/* An ended session has no floor left to hold. */}
               {ended ? null : <FloorControls session={session} busy={busy} offline={!online} onFloor={setFloor} onRelease={release} onInterrupt={interrupt} />}
             </FloorStrip>
+            <AioNote session={session} />
             <div className="terminal-body">
               <TerminalPane sessionId={session.id} floor={session.floor} ended={ended} events={events} onController={(c) => (controller.current = c)} />
               {find.open && controller.current ? <FindBar search={controller.current.search} focusSignal={find.signal} onClose={closeFind} /> : null}

@@ -1,6 +1,9 @@
 import { useRef, type KeyboardEvent } from 'react';
-import type { SessionSummary } from '../../../shared/types';
-import { FloorText, groupByOwner, shortCwd, shortId, statusOf } from '../sessions/describe';
+import type { RemoteStatus, SessionSummary } from '../../../shared/types';
+import { groupByHost } from '../remotes/grouping';
+import { HostSection } from '../remotes/HostSection';
+import { AioNote } from '../remotes/RemoteNotes';
+import { FloorText, shortCwd, shortId, statusOf } from '../sessions/describe';
 import { FloorChip, StatusDot } from './badges';
 
 export const tabDomId = (id: string): string => `tab-${id}`;
@@ -10,11 +13,14 @@ interface SidebarProps {
   sessions: Iterable<SessionSummary>;
   selected: string | null;
   onSelect(id: string): void;
+  /** Other servers this deck shows: their sessions are grouped by host, then by agent. */
+  remotes?: readonly RemoteStatus[];
+  onRetryRemote?(name: string): void;
 }
 
-/** Every session as a tab, grouped by the agent that owns it. Arrow keys move between tabs. */
-export function Sidebar({ sessions, selected, onSelect }: SidebarProps) {
-  const groups = groupByOwner(sessions);
+/** Every session as a tab, grouped by host (when there are remotes), then by the agent that owns it. Arrow keys move between tabs. */
+export function Sidebar({ sessions, selected, onSelect, remotes = [], onRetryRemote }: SidebarProps) {
+  const hosts = groupByHost(sessions, remotes);
   const nav = useRef<HTMLElement>(null);
   const onKeyDown = (ev: KeyboardEvent) => {
     if (!['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(ev.key)) return;
@@ -29,18 +35,22 @@ export function Sidebar({ sessions, selected, onSelect }: SidebarProps) {
   };
   return (
     <nav className="sidebar" aria-label="Terminals" ref={nav} onKeyDown={onKeyDown}>
-      {groups.map((g) => (
-        <section className="owner-group" key={g.owner} data-testid="owner-group" data-owner={g.owner}>
-          <h2 className="owner-label">
-            <span>{g.label}</span>
-            <span className="owner-count">{g.sessions.length}</span>
-          </h2>
-          <div role="tablist" aria-label={g.label} aria-orientation="vertical" className="tab-list">
-            {g.sessions.map((s) => (
-              <SessionTab key={s.id} session={s} selected={s.id === selected} onSelect={onSelect} />
-            ))}
-          </div>
-        </section>
+      {hosts.map((h) => (
+        <HostSection key={h.host ?? ''} section={h} showHeader={hosts.length > 1 || h.host !== null} onRetry={onRetryRemote}>
+          {h.groups.map((g) => (
+            <section className="owner-group" key={g.owner} data-testid="owner-group" data-owner={g.owner}>
+              <h2 className="owner-label">
+                <span>{g.label}</span>
+                <span className="owner-count">{g.sessions.length}</span>
+              </h2>
+              <div role="tablist" aria-label={g.label} aria-orientation="vertical" className="tab-list">
+                {g.sessions.map((s) => (
+                  <SessionTab key={s.id} session={s} selected={s.id === selected} onSelect={onSelect} />
+                ))}
+              </div>
+            </section>
+          ))}
+        </HostSection>
       ))}
     </nav>
   );
@@ -68,8 +78,9 @@ function SessionTab({ session: s, selected, onSelect }: { session: SessionSummar
     >
       <span className="tab-top">
         <StatusDot session={s} />
-        <span className="tab-id">{shortId(s.id)}</span>
+        <span className="tab-id">{shortId(s.remote?.id ?? s.id)}</span>
         <span className="tab-cwd">{shortCwd(s.cwd)}</span>
+        <AioNote session={s} compact />
         <FloorChip floor={s.floor} compact />
       </span>
       <span className="tab-bottom" id={statusId}>
