@@ -4,6 +4,7 @@ import { IdTakenError, InvalidRequestError, SessionLimitError } from '../termina
 import { UnsupportedError } from '../terminal/session';
 import { SendActiveError } from '../terminal/send';
 import { TmuxUnavailableError } from '../terminal/backends/tmux';
+import { DeniedError } from '../terminal/line-gate';
 
 /**
  * Every refusal is an ApiError: a status, a stable code, and a message that says what was wrong.
@@ -70,6 +71,8 @@ function defaultCode(status: number): string {
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof FloorRefusedError) return new ApiError(FLOOR_HELD_STATUS, err.message, 'FLOOR_HELD');
+  // A person (or the approval policy) refused the command: it never ran.
+  if (err instanceof DeniedError) return new ApiError(403, err.message, 'DENIED');
   if (err instanceof BusyError) return new ApiError(400, err.message, 'SESSION_BUSY');
   if (err instanceof NotActiveError) return new ApiError(400, err.message, 'SESSION_NOT_ACTIVE');
   if (err instanceof SessionLimitError) return new ApiError(400, err.message, 'SESSION_LIMIT');

@@ -21,6 +21,8 @@ export interface SavedSession {
   floor: FloorMode;
   nonce: string;
   envTag: string;
+  /** Its shell asks before running a line (line-gate-hook.ts), so an adopting server listens for it. */
+  gateHook?: boolean;
 }
 
 const FILE = 'tmux-sessions.json';
@@ -77,6 +79,7 @@ export class DurableState {
         floor: s.floor.mode,
         nonce: identity.nonce,
         envTag: identity.envTag,
+        ...(identity.gateHook ? { gateHook: true } : {}),
       });
     }
     const tmp = `${this.path}.tmp`;

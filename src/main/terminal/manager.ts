@@ -15,6 +15,9 @@ import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readin
 import { SYSTEM, type Actor } from './actor';
 import type { FloorMode } from './floor';
 import { Session, type SessionSpec } from './session';
+import type { LineGate } from './line-gate';
+import type { GateHost } from './line-gate-link';
+import { LineGateServer } from './line-gate-server';
 import type { TeardownReport } from './teardown';
 
 export interface ManagerConfig {
@@ -113,6 +116,7 @@ export class SessionManager {
   private readonly reaper: NodeJS.Timeout;
   private readonly waitMonitor: NodeJS.Timeout;
   private readonly waitSeenAt = new WeakMap<Session, number>();
+  private gateHost: GateHost | undefined;
 
   constructor(config: Partial<ManagerConfig> = {}, backends?: { pty: Backend; pipe?: Backend }) {
     this.config = { ...defaultManagerConfig(), ...config };
@@ -127,6 +131,21 @@ export class SessionManager {
     this.reaper.unref();
     this.waitMonitor = setInterval(() => this.checkWaiting(), WaitMonitorConstants.IntervalMs);
     this.waitMonitor.unref();
+  }
+
+  /**
+   * From now on, lines typed into new sessions of owners `appliesTo` accepts are asked about first
+   * (line-gate.ts). Resolves, once the gate's port is listening, to the way to stop it.
+   */
+  async setLineGate(gate: LineGate, appliesTo: (owner: string) => boolean): Promise<() => Promise<void>> {
+    const server = new LineGateServer(this.config.stateDir);
+    await server.start();
+    const host: GateHost = { gate, server, appliesTo };
+    this.gateHost = host;
+    return async () => {
+      if (this.gateHost === host) this.gateHost = undefined;
+      await server.stop();
+    };
   }
 
   get(id: string): Session | undefined {
@@ -191,7 +210,7 @@ export class SessionManager {
       teardownGraceMs: this.config.teardownGraceMs,
       backend: this.chooseBackend(req),
     };
-    const session = new Session(spec, this.backends);
+    const session = new Session(spec, this.backends, this.gateHost);
     this.register(session);
     if (!req.lazy) {
       try {
@@ -264,11 +283,12 @@ export class SessionManager {
           retention: saved.retention,
           teardownGraceMs: this.config.teardownGraceMs,
           backend: 'tmux',
-          identity: { nonce: saved.nonce, envTag: saved.envTag },
+          identity: { nonce: saved.nonce, envTag: saved.envTag, gateHook: saved.gateHook === true },
           createdAt: saved.createdAt,
           restored: true,
         },
         this.backends,
+        this.gateHost,
       );
       this.register(session);
       session.adopt(tmux.adopt(saved.id));

@@ -1,5 +1,6 @@
 import type { WaitReason } from '../../shared/types';
 import type { Actor } from './actor';
+import { DeniedError, LineGateConstants } from './line-gate';
 import type { Marker } from './marker-scanner';
 import { freshTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
 import type { Session } from './session';
@@ -19,6 +20,9 @@ import type { Session } from './session';
  *   5. timeout.
  * Each of 2-3 also needs QuietMs of quiet and must hold on two polls in a row, so the bytes that led to
  * the wait are on the screen.
+ *
+ * While the line waits for a person's decision (line-gate.ts) no tier is looked at and no clock runs;
+ * a refused line answers DeniedError once the prompt is back.
  */
 export const SendConstants = {
   /** Polls come fast at first (most programs answer within a few tens of ms), then settle to PollMs. */
@@ -75,6 +79,7 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
   if (!session.started) session.start();
   await session.ready();
   session.authorize(opts.writer, 'send');
+  if (opts.submit) await session.checkLineAtDoor(opts.text, opts.writer);
 
   const marker = await session.screen.markCursor();
   const pid = session.pid;
@@ -90,19 +95,39 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
     if (m.kind === 'D') cycleEnded = true;
     else if (m.kind === 'B' && cycleEnded) promptSeen = true;
   });
+  let denial: DeniedError | null = null;
+  const offGate = session.events.on('gate', (e) => {
+    if (e.state === 'decided' && !e.allowed) denial ??= new DeniedError(e.message, e.reason);
+  });
+  const heldAtStart = session.heldMs();
   const started = Date.now();
+  /** Quiet is counted from the later of the write and the end of the last wait for a decision. */
+  let quietFrom = started;
   try {
-    session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer);
+    session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer, opts.submit);
     let reason: WaitReason | null = null;
     // A wait must be seen on two polls in a row with no output between them: a program may have printed
     // its last bytes and blocked before this process read them from the PTY (a timer can run before the
     // I/O that is already pending), and the second look happens after that I/O.
     let waitSeenAtLogEnd: number | null = null;
+    let deniedAt = 0;
     while (!reason) {
       const elapsed = Date.now() - started;
       await new Promise((r) => setTimeout(r, elapsed < SendConstants.FastPollForMs ? SendConstants.FastPollMs : SendConstants.PollMs));
+      if (session.held) {
+        // A person is deciding: no tier is looked at, and no clock runs.
+        quietFrom = Date.now();
+        waitSeenAtLogEnd = null;
+        continue;
+      }
+      if (denial) {
+        // It never ran: answer once the prompt is back (or after a grace), so the next call finds it ready.
+        deniedAt ||= Date.now();
+        if (promptSeen || session.exit || session.closed || Date.now() - deniedAt >= LineGateConstants.PromptAfterDenialMs) throw denial;
+        continue;
+      }
       const now = Date.now();
-      const quietFor = now - Math.max(session.lastOutputAt, started);
+      const quietFor = now - Math.max(session.lastOutputAt, quietFrom);
       const outputSinceWrite = session.log.end > writeOffset;
       const waiting =
         quietFor >= SendConstants.QuietMs &&
@@ -110,7 +135,7 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
       if (session.exit || session.closed) reason = 'session_exit';
       else if (waiting && waitSeenAtLogEnd === session.log.end) reason = 'stdin_read';
       else if (outputSinceWrite && quietFor >= idleMs + (promptSeen ? SendConstants.PromptGraceMs : 0)) reason = 'inferred_idle';
-      else if (now - started >= timeoutMs) reason = 'timeout';
+      else if (now - started - (session.heldMs() - heldAtStart) >= timeoutMs) reason = 'timeout';
       waitSeenAtLogEnd = waiting ? session.log.end : null;
     }
     const view = await session.screen.viewportSince(marker, SendConstants.MaxViewportBytes);
@@ -123,6 +148,7 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
     };
   } finally {
     offMarker();
+    offGate();
     marker?.dispose();
   }
 }

@@ -10,6 +10,7 @@ import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
 import { Emitter } from './emitter';
 import { SYSTEM, type Actor, type TerminalAction } from './actor';
 import { Floor, FloorRefusedError, type FloorMode } from './floor';
+import { LineGateLink, type GateEvent, type GateHost } from './line-gate-link';
 import { MarkerScanner, type Marker } from './marker-scanner';
 import { OutputHub, type OutputReader } from './output-hub';
 import { OutputLog } from './output-log';
@@ -41,8 +42,8 @@ export interface SessionSpec {
   teardownGraceMs?: number;
   /** Which terminal backs the PTY: a native node-pty, or a tmux session that outlives ptydeck. */
   backend?: 'native' | 'tmux';
-  /** A session re-adopted after a restart keeps its marker nonce and environment tag. */
-  identity?: { nonce: string; envTag: string };
+  /** A session re-adopted after a restart keeps its marker nonce and environment tag (and its line gate hook). */
+  identity?: { nonce: string; envTag: string; gateHook?: boolean };
   createdAt?: string;
   /** Adopted from a tmux session an earlier ptydeck started. */
   restored?: boolean;
@@ -70,6 +71,8 @@ export interface SessionEvents extends Record<string, unknown> {
   signal: { signal: string; by: Actor; delivered: boolean; targetPgid: number | null };
   exit: ProcessExit;
   closed: TeardownReport & { by: Actor };
+  /** A line waits for a decision (line-gate.ts), or was decided after waiting, or was refused. */
+  gate: GateEvent;
 }
 
 export class UnsupportedError extends Error {
@@ -124,10 +127,15 @@ export class Session {
   private reportedExitCode: number | null = null;
   private readonly envTag: string;
   private readonly shellKind: ShellKind;
+  /** Present when lines typed here must be asked about first (an agent's session, a gate registered). */
+  private readonly gate: LineGateLink | null;
+  /** The shell asks itself (bash's hook); otherwise the doors ask before typing. */
+  private gateInShell = false;
 
   constructor(
     readonly spec: SessionSpec,
     private readonly backends: { pty: Backend; pipe: Backend; tmux?: TmuxBackend },
+    gateHost?: GateHost,
   ) {
     this.createdAt = spec.createdAt ? new Date(spec.createdAt) : new Date();
     this.cols = spec.cols;
@@ -152,8 +160,12 @@ export class Session {
       typeKeys: (text, writer, command) => this.typeKeys(text, writer, 'exec', command),
       signalForeground: (signal) => this.signalForeground(signal, SYSTEM).delivered,
       lastOutputAt: () => this.lastOutput,
+      heldMs: () => this.heldMs(),
+      isHeld: () => this.held,
       changed: () => this.changed(),
     });
+    this.gate = gateHost?.appliesTo(spec.owner) ? new LineGateLink(this, gateHost) : null;
+    this.events.on('gate', (e) => this.commands.onGate(e));
   }
 
   get id(): string {
@@ -174,9 +186,9 @@ export class Session {
   }
 
   /** What a restart needs to recognise this session's markers and processes again. */
-  get identity(): { nonce: string; envTag: string } | null {
+  get identity(): { nonce: string; envTag: string; gateHook: boolean } | null {
     const nonce = this.launch?.nonce ?? this.spec.identity?.nonce;
-    return nonce ? { nonce, envTag: this.envTag } : null;
+    return nonce ? { nonce, envTag: this.envTag, gateHook: this.gateInShell } : null;
   }
 
   get started(): boolean {
@@ -243,7 +255,9 @@ export class Session {
       env = childEnvironment(process.env, extraEnv);
       this.commands.state = 'busy';
     } else {
-      this.launch = prepareShell({ shell: this.spec.shell, loadUserRc: this.spec.loadUserRc, baseEnv: process.env, extraEnv });
+      const hook = this.gate && this.shellKind === 'bash' ? { portFile: this.gate.portFile } : undefined;
+      this.launch = prepareShell({ shell: this.spec.shell, loadUserRc: this.spec.loadUserRc, baseEnv: process.env, extraEnv, lineGate: hook });
+      if (hook) this.listenToGate(this.launch.nonce);
       file = this.launch.file;
       args = this.launch.args;
       env = this.launch.env;
@@ -263,6 +277,8 @@ export class Session {
     this.mode = 'pty';
     const nonce = this.spec.identity?.nonce;
     if (nonce) this.followShellIntegration(nonce);
+    // Its hook (if an earlier ptydeck gave it one) finds this server through the port file.
+    if (nonce && this.gate && this.spec.identity?.gateHook) this.listenToGate(nonce);
     this.log.startAt(proc.initialOffset);
     this.attachProcess(proc);
   }
@@ -309,19 +325,42 @@ export class Session {
     throw new FloorRefusedError(action);
   }
 
-  /** Writes bytes to the terminal as one write, if the floor lets `by` type. */
-  write(data: string | Uint8Array, by: Actor): void {
-    this.typeKeys(data, by, 'input');
+  /**
+   * Writes bytes to the terminal as one write, if the floor lets `by` type. `lineChecked`: the line
+   * was already asked about at the door (a send into a shell without the hook).
+   */
+  write(data: string | Uint8Array, by: Actor, lineChecked = false): void {
+    this.typeKeys(data, by, 'input', undefined, lineChecked);
   }
 
-  private typeKeys(data: string | Uint8Array, by: Actor, action: TerminalAction, command?: string): void {
+  private typeKeys(data: string | Uint8Array, by: Actor, action: TerminalAction, command?: string, lineChecked = false): void {
     this.authorize(by, action);
     if (this.closed) throw new NotActiveError('it has been closed');
     if (!this.proc) this.start();
     if (!this.isAlive) throw new NotActiveError(`its shell has exited${this.exit?.exitCode != null ? ` with code ${this.exit.exitCode}` : ''}`);
+    if (this.gate && !this.gateInShell && by.kind === 'agent' && command === undefined && !lineChecked) {
+      // No hook in this shell: an agent's Enter waits at the door until its line is allowed.
+      this.gate.typeAtDoor(data, by, (d) => this.typeNow(d, by, command), (text) => this.showNotice(text));
+      return;
+    }
+    this.typeNow(data, by, command);
+  }
+
+  private typeNow(data: string | Uint8Array, by: Actor, command?: string): void {
+    if (!this.isAlive) return;
     const offset = this.log.end;
     this.proc!.write(data);
     this.events.emit('input', { data, by, offset, command });
+  }
+
+  private listenToGate(nonce: string): void {
+    this.gateInShell = true;
+    this.gate?.listen(nonce);
+  }
+
+  /** A line of ptydeck's own on the terminal (a refusal at the door), as if the terminal printed it. */
+  private showNotice(text: string): void {
+    this.onOutput(Buffer.from(`\r\n${text}\r\n`), 1);
   }
 
   async exec(command: string, opts: ExecOptions) {
@@ -329,6 +368,7 @@ export class Session {
     // Shell integration (markers) is what exec needs: a started shell has it, and so has an adopted one.
     if (!this.scanner) throw new UnsupportedError('exec needs an interactive shell on a terminal; this session runs a single command or pipes');
     this.authorize(opts.writer, 'exec');
+    if (this.gate && !this.gateInShell) await this.gate.checkAtDoor(command, opts.writer);
     return this.commands.exec(command, { ...opts, noChangeTimeoutSecs: opts.noChangeTimeoutSecs ?? this.noChangeTimeoutSecs });
   }
 
@@ -341,6 +381,20 @@ export class Session {
     } finally {
       this.sending = false;
     }
+  }
+
+  /** Whether a line here waits for a person's decision now (exec and send stop their clocks meanwhile). */
+  get held(): boolean {
+    return this.gate?.held ?? false;
+  }
+
+  heldMs(): number {
+    return this.gate?.heldMs() ?? 0;
+  }
+
+  /** The door-level gate (shells without the hook) for a send's line; the hook asks by itself. */
+  async checkLineAtDoor(text: string, by: Actor): Promise<void> {
+    if (this.gate && !this.gateInShell) await this.gate.checkAtDoor(text, by);
   }
 
   setWaitingForInput(waiting: boolean): void {

@@ -1,0 +1,168 @@
+/**
+ * The bash half of "ask before running a line" (line-gate.ts): rc code that shell-integration.ts adds
+ * to an agent's bash when a gate is registered.
+ *
+ * How it works:
+ *   - bash's DEBUG trap runs before every simple command; with `extdebug`, a trap that returns non-zero
+ *     skips the command, and subshells, functions and command substitutions inherit the trap.
+ *   - The first command of each line (a line is told apart by bash's own command number, `\#`) asks
+ *     about the whole line as history recorded it (`history 1`: every continuation line, heredoc body
+ *     and `;`-joined command of it, exactly as read) and about the command itself as bash parsed it
+ *     (`$BASH_COMMAND`, aliases expanded).
+ *   - The answer says whether the rest of the line needs asking. Usually it does not (the person typed
+ *     the line, or no rule can apply to this agent): the trap removes itself for the rest of the line
+ *     and the prompt hook puts it back, so an ungated line costs one trap run and one round trip, and
+ *     shell loops run at full speed. Otherwise every further command whose text has not been asked
+ *     about in this line is asked about: what `eval`, `source`, an alias or a function body runs.
+ *   - Questions go over a TCP connection to ptydeck's loopback gate port (bash's /dev/tcp), authenticated
+ *     by the session's marker nonce; the shell waits in `read` on that socket, never on the terminal, so
+ *     keys typed meanwhile (by anyone) stay queued for the next prompt. The top-level shell keeps one
+ *     connection; a subshell opens its own, so concurrent subshells never read each other's answers.
+ *     Every question carries a sequence number and the answer echoes it: an answer to a question the
+ *     shell gave up on (^C) is skipped.
+ *   - A refused line prints one line saying why, then the shell interrupts itself (SIGINT to its own
+ *     pid): the whole line is abandoned, including loops, and the prompt comes back.
+ *   - If the gate cannot be reached (ptydeck stopped), a line that had to be asked about is refused.
+ *   - The hook's functions and the variables it depends on are read-only, and history settings that
+ *     would hide a line from `history 1` (HISTCONTROL, HISTIGNORE, HISTSIZE) are fixed; the prompt hook
+ *     switches history, extdebug and the trap back on at every prompt.
+ * What it cannot see is listed in docs/SECURITY.md (programs that run commands themselves, words built
+ * at run time, deliberate tampering with the hook by a command the policy let run).
+ */
+export interface GateHookOptions {
+  /** A file holding the gate's TCP port: read at each (re)connection, so a restarted ptydeck is found. */
+  portFile: string;
+}
+
+/** The name of the prompt hook's extra step; shell-integration.ts calls it from __ptydeck_precmd. */
+export const GATE_REARM = '__ptydeck_gate_rearm';
+
+/** Functions defined here; made read-only once the prompt hook (which calls one) is defined too. */
+export const GATE_FUNCTIONS = ['__ptydeck_gate', '__ptydeck_gate_ask', '__ptydeck_gate_connect', '__ptydeck_gate_hear', '__ptydeck_gate_refuse', GATE_REARM];
+
+export function bashGateHook(opts: GateHookOptions): string {
+  return `
+# --- ptydeck: ask before running a line (src/main/terminal/line-gate-hook.ts) ---
+__ptydeck_gate_port_file=${bashSingleQuote(opts.portFile)}
+__ptydeck_gate_fd=
+__ptydeck_gate_seq=0
+__ptydeck_gate_line=
+__ptydeck_gate_hist=
+__ptydeck_gate_denied=
+__ptydeck_gate_says=
+__ptydeck_gate_why=
+__ptydeck_gate_rest=
+declare -A __ptydeck_gate_ok=()
+HISTCONTROL= HISTIGNORE= HISTTIMEFORMAT= HISTSIZE=1000
+set -o history
+
+__ptydeck_gate_connect() {
+  builtin local port
+  if [[ -n $__ptydeck_gate_fd ]]; then { builtin exec {__ptydeck_gate_fd}>&-; } 2>/dev/null; fi
+  __ptydeck_gate_fd=
+  builtin read -r port <"$__ptydeck_gate_port_file" 2>/dev/null || return 1
+  { builtin exec {__ptydeck_gate_fd}<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || { __ptydeck_gate_fd=; return 1; }
+}
+
+# Reads what is already there (answers to questions given up on) without waiting; 1 if the server went away.
+__ptydeck_gate_hear() {
+  builtin local w
+  while builtin read -t 0 -u "$1" 2>/dev/null; do
+    builtin read -r -u "$1" w 2>/dev/null || return 1
+  done
+  return 0
+}
+
+# $1 line|command, $2 the command as bash parsed it, $3 the line number. Sets says/why/rest.
+__ptydeck_gate_ask() {
+  # (Assignments after \`builtin local\` are split into words unless quoted.)
+  builtin local kind="$1" text="$2" num="$3" fd= own= pend=1 seq port w s r h=0
+  seq=$((++__ptydeck_gate_seq))
+  # Keys still queued on the terminal mean this line may not be the last thing typed.
+  { builtin read -t 0 || pend=0; } </dev/tty 2>/dev/null
+  __ptydeck_gate_says=deny
+  __ptydeck_gate_why='ptydeck: the approval gate cannot be reached, so this line was not run'
+  __ptydeck_gate_rest=
+  # A write to a connection ptydeck closed must not kill the shell with SIGPIPE.
+  builtin trap '' PIPE
+  if [[ $BASHPID == "$$" ]]; then
+    if [[ -z $__ptydeck_gate_fd ]] || ! __ptydeck_gate_hear "$__ptydeck_gate_fd"; then __ptydeck_gate_connect; fi
+    fd=$__ptydeck_gate_fd
+  else
+    own=1
+    builtin read -r port <"$__ptydeck_gate_port_file" 2>/dev/null && { builtin exec {fd}<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || fd=
+  fi
+  if [[ -n $fd ]]; then
+    if [[ $kind == line && $HISTCMD != 0 && $HISTCMD != "$__ptydeck_gate_hist" ]]; then h=1; fi
+    [[ $kind == line ]] && __ptydeck_gate_hist=$HISTCMD
+    builtin printf 'ask\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0' "$__ptydeck_nonce" "$seq" "$BASHPID" "$num" "$kind" "$pend" "$PWD" "$h" "$text" >&"$fd" 2>/dev/null
+    if ((h)); then builtin history 1 >&"$fd" 2>/dev/null; fi
+    builtin printf '\\0' >&"$fd" 2>/dev/null
+    while builtin read -r -u "$fd" w s r 2>/dev/null; do
+      [[ $s == "$seq" ]] || continue
+      case $w in
+        allow) __ptydeck_gate_says=allow __ptydeck_gate_rest=$r; break ;;
+        deny) __ptydeck_gate_says=deny __ptydeck_gate_why=$r; break ;;
+      esac
+    done
+    if [[ -n $own ]]; then { builtin exec {fd}>&-; } 2>/dev/null; fi
+  fi
+  builtin trap - PIPE
+  [[ $__ptydeck_gate_says == allow ]]
+}
+
+# Says once why the line does not run, then abandons the whole line (loops included).
+__ptydeck_gate_refuse() {
+  if [[ $__ptydeck_gate_denied != "$1" ]]; then
+    __ptydeck_gate_denied=$1
+    builtin printf '\\r\\n%s\\r\\n' "$__ptydeck_gate_why" >/dev/tty 2>/dev/null
+  fi
+  [[ $BASHPID == "$$" ]] || builtin kill -INT "$$" 2>/dev/null
+  builtin kill -INT "$BASHPID" 2>/dev/null
+  return 1
+}
+
+# The DEBUG trap. "$1" is the $_ of the command about to run, given back as the trap's last word.
+__ptydeck_gate() {
+  builtin local -
+  builtin set +euxv
+  builtin local num='\\#' text="$BASH_COMMAND" w
+  num=\${num@P}
+  # The prompt hook's own commands (it removes the trap first thing and puts it back last).
+  if [[ $text == __ptydeck_precmd || \${FUNCNAME[1]-} == __ptydeck_precmd ]]; then return 0; fi
+  if [[ $num == "$__ptydeck_gate_denied" ]]; then __ptydeck_gate_refuse "$num"; return 1; fi
+  w=\${text%%[[:space:]]*}
+  if [[ -n $w && -n \${BASH_ALIASES[$w]+x} ]]; then text=\${BASH_ALIASES[$w]}\${text:\${#w}}; fi
+  if [[ $num != "$__ptydeck_gate_line" ]]; then
+    __ptydeck_gate_line=$num
+    __ptydeck_gate_ok=()
+    __ptydeck_gate_ask line "$text" "$num" || { __ptydeck_gate_refuse "$num"; return 1; }
+    if [[ $__ptydeck_gate_rest == line ]]; then builtin trap - DEBUG; return 0; fi
+    __ptydeck_gate_ok[$text]=1
+    return 0
+  fi
+  [[ -n \${__ptydeck_gate_ok[$text]+x} ]] && return 0
+  __ptydeck_gate_ask command "$text" "$num" || { __ptydeck_gate_refuse "$num"; return 1; }
+  __ptydeck_gate_ok[$text]=1
+  return 0
+}
+
+${GATE_REARM}() {
+  builtin set -o history
+  builtin shopt -s extdebug cmdhist
+  builtin trap '__ptydeck_gate "$_"' DEBUG
+}
+`;
+}
+
+/** What the rc runs last, after the prompt hook exists: freeze the hook and the settings it relies on. */
+export function bashGateSeal(): string {
+  return [
+    `builtin readonly -f ${[...GATE_FUNCTIONS, '__ptydeck_precmd'].join(' ')}`,
+    'builtin readonly __ptydeck_nonce __ptydeck_gate_port_file PROMPT_COMMAND HISTCONTROL HISTIGNORE HISTTIMEFORMAT HISTSIZE',
+  ].join('\n');
+}
+
+function bashSingleQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
