@@ -13,9 +13,10 @@ import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { SessionManager } from './terminal/manager';
 import type { Feature, FeatureFactory } from './feature';
+import { approvalsFeature } from './approvals';
 
 /** The features that ride on the core, in the order they start (see feature.ts). */
-export const FEATURES: FeatureFactory[] = [];
+export const FEATURES: FeatureFactory[] = [approvalsFeature];
 
 /**
  * ptydeck without a window: the session manager, the credentials, and the server with every door.
@@ -26,6 +27,8 @@ export interface Ptydeck {
   tokens: TokenStore;
   server: RunningServer;
   runtimeFile: string;
+  /** The features started (FEATURES), by name. */
+  features: ReadonlyMap<string, Feature>;
   /** The viewer URL with the admin token, for a person to open once (it is exchanged for a cookie). */
   viewerLoginUrl: string;
   stop(): Promise<void>;
@@ -41,10 +44,13 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   const manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home });
   // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
   manager.adoptDurableSessions();
-  const features: Feature[] = FEATURES.map((make) => make({ manager, config, home: config.home }));
+  const byName = new Map<string, Feature>();
+  const features: Feature[] = FEATURES.map((make) => make({ manager, config, home: config.home, feature: (name) => byName.get(name) }));
+  for (const f of features) byName.set(f.name, f);
   const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
   let server: RunningServer;
   try {
+    await Promise.all(features.map((f) => f.ready));
     server = await startServer({ manager, tokens, config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
   } catch (err) {
     await Promise.all(features.map((f) => f.stop?.()));
@@ -70,6 +76,7 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
     tokens,
     server,
     runtimeFile,
+    features: byName,
     viewerLoginUrl,
     stop: () =>
       (stopped ??= (async () => {

@@ -14,12 +14,16 @@ export interface FeatureHost {
   config: ServerConfig;
   /** PTYDECK_HOME: where a feature keeps its files (0600, see home.ts writeSecretFile). */
   home: string;
+  /** Another feature by name (say, a timeline subscribing to approvals' events), once all have started. */
+  feature(name: string): Feature | undefined;
 }
 
 export interface Feature {
   readonly name: string;
   /** Its routes and sockets, registered with every other door (same guards, same limits). */
   readonly door?: Door;
+  /** Settles once the feature can serve (the server starts after every feature is ready). */
+  readonly ready?: Promise<void>;
   /** Called once the server stops; flushes what it keeps. */
   stop?(): Promise<void> | void;
 }

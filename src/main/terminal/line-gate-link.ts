@@ -42,7 +42,7 @@ export class LineGateLink {
   private agentSinceDrain: Actor | null = null;
   private personSince: Actor | null = null;
   /** The line being run, as first asked about: later questions about commands in it belong to it. */
-  private line: { number: string; text: string; by: Actor } | null = null;
+  private line: { number: string; text: string; by: Actor; answer?: ShellAnswer } | null = null;
   private lastExec: { typed: string; command: string } | null = null;
   private readonly waiting = new Set<AbortController>();
   /** Questions waiting for a person now, and since when the first of them waits. */
@@ -154,7 +154,10 @@ export class LineGateLink {
 
   private async answerShell(req: ShellRequest, signal: AbortSignal): Promise<ShellAnswer> {
     let line = this.line;
-    if (req.kind === 'line' && line?.number !== req.lineNumber) {
+    if (req.kind === 'line' && line?.number === req.lineNumber && line.answer) {
+      // A subshell that began the line asks again about a line its parent already had answered.
+      if (!line.answer.allow || line.answer.rest === 'line' || req.command === line.text) return line.answer;
+    } else if (req.kind === 'line') {
       // A new line: who typed it is decided now, from the writes since the last one.
       const by = this.agentSinceDrain ?? this.personSince ?? agent(this.session.owner, 'unknown');
       if (!req.keysPending) this.agentSinceDrain = null;
@@ -164,17 +167,18 @@ export class LineGateLink {
       // A command question for a line never asked about (a subshell asked first): its own text stands for it.
       line = this.line = { number: req.lineNumber, text: req.command, by: this.agentSinceDrain ?? agent(this.session.owner, 'unknown') };
     }
+    const current = line!;
     const cwd = cwdOf(req.pid) ?? req.pwd;
-    const base = { line: line.text, by: line.by, via: 'shell' as const, cwd, signal };
-    if (req.kind === 'line') {
-      const v = await this.ask({ ...base, scope: 'line', text: line.text }, signal);
-      if (!v.allow) return { allow: false, message: v.message };
-      if (v.rest === 'line') return { allow: true, rest: 'line' };
+    const base = { line: current.text, by: current.by, via: 'shell' as const, cwd, signal };
+    if (req.kind === 'line' && !current.answer) {
+      const v = await this.ask({ ...base, scope: 'line', text: current.text }, signal);
+      current.answer = v.allow ? { allow: true, rest: v.rest === 'line' ? 'line' : 'ask' } : { allow: false, message: forShell(v.message) };
+      if (!v.allow || v.rest === 'line') return current.answer;
       // The first command of the line, as bash parsed it, in the same round trip.
-      if (req.command === line.text) return { allow: true, rest: 'ask' };
+      if (req.command === current.text) return current.answer;
     }
     const v = await this.ask({ ...base, scope: 'command', text: req.command }, signal);
-    return v.allow ? { allow: true, rest: v.rest === 'line' ? 'line' : 'ask' } : { allow: false, message: v.message };
+    return v.allow ? { allow: true, rest: v.rest === 'line' ? 'line' : 'ask' } : { allow: false, message: forShell(v.message) };
   }
 
   /** An exec's encoded line reads as the command the agent gave. */
@@ -215,6 +219,11 @@ export class LineGateLink {
   private cancelWaiting(): void {
     for (const ac of this.waiting) ac.abort();
   }
+}
+
+/** What the shell prints when it does not run a line: one line, saying it is ptydeck speaking. */
+function forShell(message: string): string {
+  return `ptydeck: ${message}`;
 }
 
 function cwdOf(pid: number): string | null {
