@@ -10,6 +10,7 @@ const bothBackends = [
   'test/teardown.test.ts',
   'test/mcp.test.ts',
   'test/backpressure.test.ts',
+  'test/approvals.test.ts',
 ];
 
 export default defineConfig({

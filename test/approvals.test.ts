@@ -301,7 +301,8 @@ describe('keys: input with Enter, and raw keystrokes over the AIO and execd WebS
       const a = await waiting(id);
       expect(a.door).toBe('execd');
       await srv.api('POST', `/api/approvals/${a.id}/deny`, { reason: 'execd no' });
-      await until(() => srv.app.manager.get(id)?.log.read(0, srv.app.manager.get(id)!.log.end).toString().includes('ptydeck: Denied by a person: execd no'));
+      const log = () => srv.app.manager.get(id)!.log;
+      expect(await until(() => log().read(log().start, log().end).toString().includes('ptydeck: Denied by a person: execd no'))).toBe(true);
       expect(existsSync(dir)).toBe(true);
     } finally {
       ws.close();
@@ -403,6 +404,8 @@ describe('the person is never gated, and the agent cannot stand in for the perso
       view.sendJson({ type: 'input', data: `touch ${work}/person-typed-${id}\r` });
       await until(() => existsSync(`${work}/person-typed-${id}`));
       expect(existsSync(`${work}/person-typed-${id}`)).toBe(true);
+      // Back at the prompt before the next command (the file exists a moment before the prompt returns).
+      await until(async () => (await srv.api('GET', `/api/sessions/${id}`)).body.shellState === 'prompt');
     } finally {
       view.close();
     }
@@ -473,6 +476,39 @@ describe('no decision in time', () => {
       expect(existsSync(`${work}/late-${id}`)).toBe(false);
     } finally {
       await short.close();
+    }
+  });
+});
+
+describe('shells without the hook (dash) are gated at the door', () => {
+  test("an exec's command and a typed line are asked about before they reach the shell", async () => {
+    const dash = await startTestServer({ PTYDECK_SHELL: '/usr/bin/dash' });
+    try {
+      const token = (await dash.api('POST', '/api/tokens', { name: 'bot' })).body.token;
+      await dash.api('PUT', '/api/policy', ASK_TOUCH);
+      const id = (await dash.api('POST', '/v2/pty/sessions', { cwd: work }, { token })).body.data.session_id;
+      const pendingFor = async () =>
+        until(async () => ((await dash.api('GET', '/api/approvals')).body.approvals as any[]).find((a) => a.session_id === id), 15000);
+
+      const exec = dash.api('POST', `/v2/pty/sessions/${id}/exec`, { command: `touch ${work}/dash-exec-${id}` }, { token });
+      const a = await pendingFor();
+      expect(a).toMatchObject({ command: `touch ${work}/dash-exec-${id}`, door: 'aio-v2' });
+      await dash.api('POST', `/api/approvals/${a.id}/deny`, { reason: 'dash no' });
+      expect(await exec).toMatchObject({ status: 403, body: { message: 'Denied by a person: dash no' } });
+
+      await dash.api('POST', `/v2/pty/sessions/${id}/input`, { input: `touch ${work}/dash-typed-${id}`, press_enter: true }, { token });
+      const b = await pendingFor();
+      await dash.api('POST', `/api/approvals/${b.id}/deny`, { reason: 'typed no' });
+      const session = dash.app.manager.get(id)!;
+      expect(await until(() => session.log.read(session.log.start, session.log.end).toString().includes('ptydeck: Denied by a person: typed no'))).toBe(true);
+
+      await dash.api('POST', `/v2/pty/sessions/${id}/input`, { input: `touch ${work}/dash-ok-${id}`, press_enter: true }, { token });
+      await dash.api('POST', `/api/approvals/${(await pendingFor()).id}/approve`, {});
+      await until(() => existsSync(`${work}/dash-ok-${id}`));
+      expect(existsSync(`${work}/dash-ok-${id}`)).toBe(true);
+      expect(existsSync(`${work}/dash-exec-${id}`) || existsSync(`${work}/dash-typed-${id}`)).toBe(false);
+    } finally {
+      await dash.close();
     }
   });
 });

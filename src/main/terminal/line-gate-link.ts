@@ -136,7 +136,7 @@ export class LineGateLink {
         if (verdict.allow) write(enter);
         else {
           write('\x15');
-          notice(verdict.message);
+          notice(forShell(verdict.message));
         }
       });
     }
