@@ -83,11 +83,11 @@ describe('the policy', () => {
   test('bad rules answer 400 naming the rule and what is wrong; nothing is saved', async () => {
     await setPolicy(ASK_RM);
     const cases: [unknown, RegExp][] = [
-      [{ default: 'allow', rules: [{ pattern: 'ok', action: 'ask' }, { pattern: 'foo(', action: 'ask' }] }, /rules\[1\]: pattern "foo\(" is not a valid regular expression/],
-      [{ default: 'allow', rules: [{ pattern: 'x', action: 'maybe' }] }, /rules\[0\]: action must be "ask", "deny" or "allow" \(got "maybe"\)/],
+      [{ default: 'allow', rules: [{ pattern: 'ok', action: 'ask' }, { pattern: 'foo(', action: 'ask' }] }, /rules\[1\] \(rule 2\): pattern "foo\(" is not a valid regular expression/],
+      [{ default: 'allow', rules: [{ pattern: 'x', action: 'maybe' }] }, /rules\[0\] \(rule 1\): action must be "ask", "deny" or "allow" \(got "maybe"\)/],
       [{ default: 'deny', rules: [] }, /default must be "allow" or "ask"/],
-      [{ default: 'allow', rules: [{ pattern: '', action: 'ask' }] }, /rules\[0\]: pattern must be a non-empty string/],
-      [{ default: 'allow', rules: [{ pattern: 'x', action: 'ask', agent: 'no spaces allowed' }] }, /rules\[0\]: agent must be an agent's name/],
+      [{ default: 'allow', rules: [{ pattern: '', action: 'ask' }] }, /rules\[0\] \(rule 1\): pattern must be a non-empty string/],
+      [{ default: 'allow', rules: [{ pattern: 'x', action: 'ask', agent: 'no spaces allowed' }] }, /rules\[0\] \(rule 1\): agent must be an agent's name/],
       [{ default: 'allow', rules: 'rm' }, /rules must be a list/],
       [[1, 2], /the policy must be a JSON object/],
     ];

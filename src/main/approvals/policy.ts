@@ -49,7 +49,8 @@ export function parsePolicy(body: unknown): Policy {
 }
 
 function parseRule(raw: unknown, i: number): PolicyRule {
-  const name = `rules[${i}]`;
+  // The JSON index for programs, the number a person sees in the editor.
+  const name = `rules[${i}] (rule ${i + 1})`;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PolicyError(`${name}: a rule must be an object {pattern, action, agent?}`);
   const r = raw as Record<string, unknown>;
   if (typeof r.pattern !== 'string' || r.pattern.length === 0) throw new PolicyError(`${name}: pattern must be a non-empty string (a regular expression)`);
@@ -73,9 +74,10 @@ function parseRule(raw: unknown, i: number): PolicyRule {
 /** Commands that would switch off or rewrite ptydeck's own hook in the shell are always shown to a person. */
 const HOOK_TAMPERING = /__ptydeck|\btrap\b[^\n]*\bDEBUG\b|\bextdebug\b|\bfunctrace\b|\bset\s+\+[A-Za-z]*T|\benable\s+-[a-z]*n/;
 
-/** Rule -1 is ptydeck's own (tampering with the hook); -2 means no rule matched and the default applied. */
+/** Rule -1 is ptydeck's own (tampering with the hook); -2: no rule matched, the default applied; -3: too slow to tell. */
 export const HOOK_RULE = -1;
 export const DEFAULT_RULE = -2;
+export const SLOW_RULE = -3;
 
 export interface Verdict {
   action: PolicyAction;
@@ -83,8 +85,6 @@ export interface Verdict {
   pattern: string | null;
   start: number | null;
   end: number | null;
-  /** Matching ran out of its time budget: asked about, to be safe. */
-  slow?: boolean;
 }
 
 interface MatchResult {
@@ -134,7 +134,7 @@ export class CompiledPolicy {
       this.context.plain = text.replace(/['"\\]/g, '');
       m = MATCH_ALL.runInContext(this.context, { timeout: PolicyConstants.MatchBudgetMs }) as MatchResult | null;
     } catch {
-      return { action: 'ask', rule: DEFAULT_RULE, pattern: null, start: null, end: null, slow: true };
+      return { action: 'ask', rule: SLOW_RULE, pattern: null, start: null, end: null };
     } finally {
       this.context.text = this.context.plain = '';
     }

@@ -115,7 +115,8 @@ __ptydeck_gate_ask() {
 __ptydeck_gate_refuse() {
   if [[ $__ptydeck_gate_denied != "$1" ]]; then
     __ptydeck_gate_denied=$1
-    builtin printf '\\r\\n%s\\r\\n' "$__ptydeck_gate_why" >/dev/tty 2>/dev/null
+    # No newline of our own: the interrupt below makes bash end the line (the echoed Enter began it).
+    builtin printf '%s' "$__ptydeck_gate_why" >/dev/tty 2>/dev/null
   fi
   [[ $BASHPID == "$$" ]] || builtin kill -INT "$$" 2>/dev/null
   builtin kill -INT "$BASHPID" 2>/dev/null

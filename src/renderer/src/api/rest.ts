@@ -17,7 +17,8 @@ interface ErrorBody {
   error?: { code?: string; message?: string };
 }
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** One call to the server's REST API with the viewer's credential; refusals become ApiError. */
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
     res = await fetch(httpUrl(path), {

@@ -9,6 +9,9 @@ import { LoginForm } from './LoginForm';
 import { SessionView } from './SessionView';
 import { Sidebar } from './Sidebar';
 import { useToast } from './toasts';
+import { ApprovalsPanel, SessionApprovalBanner } from '../approvals/ApprovalsPanel';
+import { PolicyEditor } from '../approvals/PolicyEditor';
+import { useApprovals } from '../approvals/useApprovals';
 
 /** `/terminal?session_id=X` (AIO's WebShell link) opens on that session. */
 function requestedSession(): string | null {
@@ -37,10 +40,13 @@ export function App() {
   const ordered = useMemo(() => groupByOwner(state.sessions.values()).flatMap((g) => g.sessions), [state.sessions]);
   const selected = (chosen && state.sessions.get(chosen)) || ordered[0] || null;
 
+  const approvals = useApprovals({ onSession: (s) => store.upsert(s), openSession: choose, toast });
   const waiting = ordered.filter((s) => s.waitingForInput && s.shellState !== 'exited').length;
+  const awaitingApproval = approvals.approvals.length;
   useEffect(() => {
-    document.title = waiting ? `(${waiting}) ptydeck` : 'ptydeck';
-  }, [waiting]);
+    const n = waiting + awaitingApproval;
+    document.title = n ? `(${n}) ptydeck` : 'ptydeck';
+  }, [waiting, awaitingApproval]);
 
   const openTerminal = async () => {
     setOpening(true);
@@ -67,8 +73,12 @@ export function App() {
         </div>
         <span className="topbar-count" data-testid="session-count">
           {state.loaded ? `${ordered.length} terminal${ordered.length === 1 ? '' : 's'}${waiting ? ` · ${waiting} waiting for input` : ''}` : ''}
+          {awaitingApproval ? ` · ${awaitingApproval} waiting for approval` : ''}
         </span>
         <span className="spacer" />
+        <button type="button" className={`btn${awaitingApproval ? ' btn-attention' : ' btn-quiet'}`} onClick={() => approvals.setPanelOpen(!approvals.panelOpen)} aria-expanded={approvals.panelOpen} data-testid="approvals-toggle">
+          Approvals{awaitingApproval ? ` (${awaitingApproval})` : ''}
+        </button>
         <LinkPill link={state.link} />
         <button type="button" className="btn btn-primary" onClick={() => void openTerminal()} disabled={opening || state.link.state !== 'live'}>
           <PlusIcon />
@@ -79,8 +89,18 @@ export function App() {
       <div className="workspace">
         {ordered.length > 0 ? (
           <>
-            <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} />
-            <main className="main">{selected ? <SessionView key={selected.id} session={selected} store={store} online={state.link.state === 'live'} /> : null}</main>
+            <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} approvalsBySession={approvals.bySession} />
+            <main className="main">
+              {selected ? (
+                <SessionView
+                  key={selected.id}
+                  session={selected}
+                  store={store}
+                  online={state.link.state === 'live'}
+                  banner={<SessionApprovalBanner approvals={approvals.approvals.filter((a) => a.session_id === selected.id)} onShow={() => approvals.setPanelOpen(true)} />}
+                />
+              ) : null}
+            </main>
           </>
         ) : (
           <main className="main main-empty">
@@ -93,7 +113,9 @@ export function App() {
             )}
           </main>
         )}
+        {approvals.panelOpen ? <ApprovalsPanel approvals={approvals.approvals} actions={approvals.actions} onClose={() => approvals.setPanelOpen(false)} onEditPolicy={() => approvals.setEditingPolicy(true)} /> : null}
       </div>
+      {approvals.editingPolicy && approvals.policy ? <PolicyEditor policy={approvals.policy} onSave={approvals.savePolicy} onClose={() => approvals.setEditingPolicy(false)} /> : null}
     </div>
   );
 }

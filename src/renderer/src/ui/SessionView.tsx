@@ -19,6 +19,8 @@ interface SessionViewProps {
   store: SessionStore;
   /** The events socket is up: REST calls have a chance, and the summary is current. */
   online: boolean;
+  /** Shown between the header and the terminal (a feature's notice, e.g. a command waiting for approval). */
+  banner?: ReactNode;
 }
 
 export const ConfirmTiming = { CloseArmedMs: 4000 } as const;
@@ -26,7 +28,7 @@ export const ConfirmTiming = { CloseArmedMs: 4000 } as const;
 const READ_ONLY_HINT = 'read-only-hint';
 
 /** The selected session: its header with the floor controls, and the terminal in a frame coloured by floor. */
-export function SessionView({ session, store, online }: SessionViewProps) {
+export function SessionView({ session, store, online, banner }: SessionViewProps) {
   const toast = useToast();
   const clearToast = useClearToast();
   const controller = useRef<TerminalController | null>(null);
@@ -129,6 +131,7 @@ export function SessionView({ session, store, online }: SessionViewProps) {
           <CloseButton session={session} store={store} disabled={!online} />
         </div>
       </header>
+      {banner}
 
       <div className={`terminal-frame floor-${session.floor}${ended ? ' ended' : ''}`} data-testid="terminal-frame" data-floor={session.floor} data-controller={session.controller}>
         <FloorStrip session={session} link={link}>
