@@ -102,6 +102,12 @@ and rate limits raised).
    stream (the share is shown). *Baseline:* the same bytes written into a bare xterm.js (same size, font,
    scrollback and renderer) on a blank page in the same browser, with the viewer's 256 KiB window,
    until the last write callback and two frames.
+7. **Approval gate.** In an agent's bash, ptydeck's hook asks the server about each command line before it
+   runs. **50 rules**: \`exec true\` over AIO v2 in an agent's session while the policy holds 50 \`ask\` rules
+   none of which matches, against the same session with no rules (the policy is switched between rounds,
+   ABBA): what rules cost a session they do not stop. **The hook**: the same agent session with no rules,
+   against a session without the hook (the person's own, which is never gated): one round trip to the
+   server per line (about two process wake-ups), which a loaded machine magnifies.
 
 ${changes}
 ## Notes from this run

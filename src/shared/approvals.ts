@@ -21,7 +21,10 @@ export interface Policy {
 
 /** Which rule made a command wait, and where in the command it matched (for highlighting). */
 export interface ApprovalMatch {
-  /** Index into `rules`, or -1 for ptydeck's own rule about commands that change its approval hook, or -2 for the default. */
+  /**
+   * Index into `rules`; -1: ptydeck's own rule about commands that change its approval hook; -2: no rule
+   * matched and the default is ask; -3: checking the rules took too long, so it was asked about to be safe.
+   */
   rule: number;
   pattern: string | null;
   /** Character offsets into `command`; null when the default (not a rule) applied. */

@@ -19,7 +19,8 @@ Every terminal_send result has a wait_reason; always read it before deciding wha
 - inferred_idle: nothing was printed for a while, but nothing is reading the terminal either. The program may still be working (a long build) or stuck; it is NOT waiting for input. Send "" with a longer timeout_ms to keep watching, terminal_read to look back, or terminal_signal SIGINT to stop it.
 - timeout: timeout_ms ran out while the program was still busy printing or working. Same choices as inferred_idle.
 - session_exit: the shell itself exited (for example after "exit"); the terminal is gone; open a new one.
-If a call fails with "A person has taken control", a human is using the terminal: wait and retry later, do not try to work around it.`;
+If a call fails with "A person has taken control", a human is using the terminal: wait and retry later, do not try to work around it.
+A command may wait for a person to approve it before it runs; the call then takes as long as the person does. If it fails with "Denied by a person: <reason>" (or "Denied by the approval policy"), it did not run: read the reason, and do not try to get the same effect another way.`;
 
 const SESSION_ID = z.string().min(1).max(128).describe('The session_id returned by terminal_open (or listed by terminal_list).');
 

@@ -1,6 +1,6 @@
 import type { ApprovalMatch } from '../../shared/approvals';
 import type { LineGate, LineQuestion, LineVerdict } from '../terminal/line-gate';
-import { DEFAULT_RULE, HOOK_RULE, type Verdict } from './policy';
+import type { Verdict } from './policy';
 import type { PolicyStore } from './policy-store';
 import type { ApprovalQueue } from './queue';
 
@@ -59,6 +59,5 @@ export class ApprovalGate implements LineGate {
 }
 
 function matchOf(v: Verdict): ApprovalMatch {
-  if (v.rule === DEFAULT_RULE) return { rule: DEFAULT_RULE, pattern: null, start: null, end: null };
-  return { rule: v.rule === HOOK_RULE ? HOOK_RULE : v.rule, pattern: v.pattern, start: v.start, end: v.end };
+  return { rule: v.rule, pattern: v.pattern, start: v.start, end: v.end };
 }

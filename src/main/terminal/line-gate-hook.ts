@@ -5,7 +5,8 @@
  * How it works:
  *   - bash's DEBUG trap runs before every simple command; with `extdebug`, a trap that returns non-zero
  *     skips the command, and subshells, functions and command substitutions inherit the trap.
- *   - The first command of each line (a line is told apart by bash's own command number, `\#`) asks
+ *   - The first command of each line (a line is told apart by a counter the prompt hook advances: it runs
+ *     once between any two lines; bash's own command number does not always advance after ^C) asks
  *     about the whole line as history recorded it (`history 1`: every continuation line, heredoc body
  *     and `;`-joined command of it, exactly as read) and about the command itself as bash parsed it
  *     (`$BASH_COMMAND`, aliases expanded).
@@ -19,7 +20,8 @@
  *     keys typed meanwhile (by anyone) stay queued for the next prompt. The top-level shell keeps one
  *     connection; a subshell opens its own, so concurrent subshells never read each other's answers.
  *     Every question carries a sequence number and the answer echoes it: an answer to a question the
- *     shell gave up on (^C) is skipped.
+ *     shell gave up on (^C) is skipped. ^C ends the wait (and the line); the prompt hook that runs next
+ *     withdraws the question on the same connection.
  *   - A refused line prints one line saying why, then the shell interrupts itself (SIGINT to its own
  *     pid): the whole line is abandoned, including loops, and the prompt comes back.
  *   - If the gate cannot be reached (ptydeck stopped), a line that had to be asked about is refused.
@@ -52,6 +54,8 @@ __ptydeck_gate_denied=
 __ptydeck_gate_says=
 __ptydeck_gate_why=
 __ptydeck_gate_rest=
+__ptydeck_gate_asking=
+__ptydeck_gate_gen=0
 declare -A __ptydeck_gate_ok=()
 HISTCONTROL= HISTIGNORE= HISTTIMEFORMAT= HISTSIZE=1000
 set -o history
@@ -98,6 +102,8 @@ __ptydeck_gate_ask() {
     builtin printf 'ask\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0' "$__ptydeck_nonce" "$seq" "$BASHPID" "$num" "$kind" "$pend" "$PWD" "$h" "$text" >&"$fd" 2>/dev/null
     if ((h)); then builtin history 1 >&"$fd" 2>/dev/null; fi
     builtin printf '\\0' >&"$fd" 2>/dev/null
+    # If ^C ends the wait, the prompt hook finds this set and withdraws the question.
+    [[ -n $own ]] || __ptydeck_gate_asking=$seq
     while builtin read -r -u "$fd" w s r 2>/dev/null; do
       [[ $s == "$seq" ]] || continue
       case $w in
@@ -105,6 +111,7 @@ __ptydeck_gate_ask() {
         deny) __ptydeck_gate_says=deny __ptydeck_gate_why=$r; break ;;
       esac
     done
+    __ptydeck_gate_asking=
     if [[ -n $own ]]; then { builtin exec {fd}>&-; } 2>/dev/null; fi
   fi
   builtin trap - PIPE
@@ -127,8 +134,7 @@ __ptydeck_gate_refuse() {
 __ptydeck_gate() {
   builtin local -
   builtin set +euxv
-  builtin local num='\\#' text="$BASH_COMMAND" w
-  num=\${num@P}
+  builtin local num=$__ptydeck_gate_gen text="$BASH_COMMAND" w
   # The prompt hook's own commands (it removes the trap first thing and puts it back last).
   if [[ $text == __ptydeck_precmd || \${FUNCNAME[1]-} == __ptydeck_precmd ]]; then return 0; fi
   if [[ $num == "$__ptydeck_gate_denied" ]]; then __ptydeck_gate_refuse "$num"; return 1; fi
@@ -149,6 +155,14 @@ __ptydeck_gate() {
 }
 
 ${GATE_REARM}() {
+  # A question ^C interrupted is withdrawn, so no card waits for a line the shell gave up on.
+  if [[ -n $__ptydeck_gate_asking && -n $__ptydeck_gate_fd ]]; then
+    builtin trap '' PIPE
+    builtin printf 'cancel\\0%s\\0%s\\0\\0\\0\\0\\0\\0\\0\\0\\0' "$__ptydeck_nonce" "$__ptydeck_gate_asking" >&"$__ptydeck_gate_fd" 2>/dev/null
+    builtin trap - PIPE
+  fi
+  __ptydeck_gate_asking=
+  ((++__ptydeck_gate_gen))
   builtin set -o history
   builtin shopt -s extdebug cmdhist
   builtin trap '__ptydeck_gate "$_"' DEBUG

@@ -42,7 +42,7 @@ export class LineGateLink {
   private agentSinceDrain: Actor | null = null;
   private personSince: Actor | null = null;
   /** The line being run, as first asked about: later questions about commands in it belong to it. */
-  private line: { number: string; text: string; by: Actor; answer?: ShellAnswer } | null = null;
+  private line: { number: string; pid: number; text: string; by: Actor; answer?: ShellAnswer } | null = null;
   private lastExec: { typed: string; command: string } | null = null;
   private readonly waiting = new Set<AbortController>();
   /** Questions waiting for a person now, and since when the first of them waits. */
@@ -61,10 +61,8 @@ export class LineGateLink {
     const ev = session.events;
     this.offs.push(
       ev.on('input', (e) => this.noteInput(e.by, e.data, e.command)),
-      // The prompt is back, or the shell is gone: nobody waits for an answer any more.
-      ev.on('marker', (m) => {
-        if (m.kind === 'B' || m.kind === 'X') this.cancelWaiting();
-      }),
+      // The shell is gone: nobody waits for an answer any more. (A shell that gave up on a question
+      // says so on its connection; see line-gate-server.ts.)
       ev.on('exit', () => this.cancelWaiting()),
       ev.on('closed', () => this.dispose()),
     );
@@ -154,18 +152,19 @@ export class LineGateLink {
 
   private async answerShell(req: ShellRequest, signal: AbortSignal): Promise<ShellAnswer> {
     let line = this.line;
-    if (req.kind === 'line' && line?.number === req.lineNumber && line.answer) {
-      // A subshell that began the line asks again about a line its parent already had answered.
+    if (req.kind === 'line' && line?.number === req.lineNumber && line.pid !== req.pid && line.answer) {
+      // A subshell that began the line asks again about a line its parent already had answered. (The
+      // shell that asked first never asks twice about one line: from it, that is a new line.)
       if (!line.answer.allow || line.answer.rest === 'line' || req.command === line.text) return line.answer;
     } else if (req.kind === 'line') {
       // A new line: who typed it is decided now, from the writes since the last one.
       const by = this.agentSinceDrain ?? this.personSince ?? agent(this.session.owner, 'unknown');
       if (!req.keysPending) this.agentSinceDrain = null;
       this.personSince = null;
-      line = this.line = { number: req.lineNumber, text: this.asTyped(req.history ?? req.command), by };
+      line = this.line = { number: req.lineNumber, pid: req.pid, text: this.asTyped(req.history ?? req.command), by };
     } else if (!line || line.number !== req.lineNumber) {
       // A command question for a line never asked about (a subshell asked first): its own text stands for it.
-      line = this.line = { number: req.lineNumber, text: req.command, by: this.agentSinceDrain ?? agent(this.session.owner, 'unknown') };
+      line = this.line = { number: req.lineNumber, pid: req.pid, text: req.command, by: this.agentSinceDrain ?? agent(this.session.owner, 'unknown') };
     }
     const current = line!;
     const cwd = cwdOf(req.pid) ?? req.pwd;

@@ -14,8 +14,9 @@ import { LineGateConstants } from './line-gate';
  *
  * and its answer one line: `allow <seq> line|ask` or `deny <seq> <what to print>`. The nonce (the
  * session's marker nonce) says which shell asks; a request with an unknown nonce is refused. A shell
- * keeps its connection and asks one question at a time: a new question on a connection means the shell
- * gave up on the previous one (^C), which is then cancelled.
+ * keeps its connection and asks one question at a time: a new request on a connection means the shell
+ * gave up on the previous question, which is then cancelled. `cancel` (same 11 fields, the rest empty)
+ * says so without asking anything: ^C ended the wait.
  */
 export interface ShellRequest {
   seq: string;
@@ -152,6 +153,8 @@ export class LineGateServer {
       if (signal.aborted || socket.destroyed) return;
       socket.write(a.allow ? `allow ${seq} ${a.rest}\n` : `deny ${seq} ${oneLine(a.message)}\n`);
     };
+    // The request itself withdrew the question before it (serve); a cancel asks nothing more.
+    if (f[0] === 'cancel') return;
     const asker = f[0] === 'ask' ? this.shells.get(f[1]) : undefined;
     if (!asker || (f[5] !== 'line' && f[5] !== 'command')) {
       reply({ allow: false, message: 'ptydeck: this shell is not known to the approval gate, so this line was not run' });
