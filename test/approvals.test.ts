@@ -309,6 +309,20 @@ describe('keys: input with Enter, and raw keystrokes over the AIO and execd WebS
     }
   });
 
+  test('a gated line typed ahead behind an innocent one, in one write, still waits', async () => {
+    await setPolicy(ASK_RM);
+    const id = await agentSession();
+    const dir = join(work, `ahead-${id}`);
+    mkdirSync(dir);
+    await asAgent('POST', `/v2/pty/sessions/${id}/input`, { input: `echo first-$((1+1))\rrm -rf ${dir}\r` });
+    const a = await waiting(id);
+    expect(a.command).toBe(`rm -rf ${dir}`);
+    await srv.api('POST', `/api/approvals/${a.id}/deny`, { reason: 'ahead' });
+    await until(() => noneWaiting(id));
+    expect(existsSync(dir)).toBe(true);
+    expect((await asAgent('POST', `/v2/pty/sessions/${id}/exec`, { command: 'echo ok' })).body.data.output).toBe('ok');
+  });
+
   test('AIO input with press_enter, typed in pieces: the line the shell runs is what is asked about', async () => {
     await setPolicy(ASK_RM);
     const id = await agentSession();
@@ -339,6 +353,7 @@ describe('ways of writing a command do not slip it past a rule', () => {
     ['with its name quoted apart', (d) => `r''m -rf ${d}`],
     ['in a subshell', (d) => `(cd / && rm -rf ${d})`],
     ['in a command substitution', (d) => `echo $(rm -rf ${d})`],
+    ['after switching the hook off in the same line', (d) => `trap - DEBUG; eval "$(printf 'r%s -rf %s' m ${d})"`],
   ];
   for (const [how, write] of attempts) {
     test(how, async () => {

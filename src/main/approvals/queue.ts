@@ -69,6 +69,7 @@ export class ApprovalQueue {
     if (this.list().filter((a) => a.session_id === q.sessionId).length >= QueueConstants.MaxPendingPerSession) {
       return { allow: false, reason: 'too many commands waiting', message: `Denied: ${QueueConstants.MaxPendingPerSession} commands of this session already wait for a person` };
     }
+    if (q.signal.aborted) return { allow: false, reason: 'cancelled', message: 'Not run: the shell stopped waiting for it' };
     const now = Date.now();
     const approval: Approval = {
       id: `apr_${randomBytes(9).toString('hex')}`,
