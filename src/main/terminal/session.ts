@@ -358,9 +358,12 @@ export class Session {
     this.gate?.listen(nonce);
   }
 
-  /** A line of ptydeck's own on the terminal (a refusal at the door), as if the terminal printed it. */
+  /**
+   * A line of ptydeck's own on the terminal (a refusal at the door), as if the terminal printed it. Not
+   * on tmux, whose log offsets are the offsets of its segment files: a line of ours would shift them.
+   */
   private showNotice(text: string): void {
-    this.onOutput(Buffer.from(`\r\n${text}\r\n`), 1);
+    if (!this.isTmux) this.onOutput(Buffer.from(`\r\n${text}\r\n`), 1);
   }
 
   async exec(command: string, opts: ExecOptions) {
