@@ -110,7 +110,7 @@ export class LineGateLink {
   typeAtDoor(data: string | Uint8Array, by: Actor, write: (d: string | Uint8Array) => void, notice: (text: string) => void): void {
     const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
     if (by.kind !== 'agent' || !/[\r\n]/.test(text)) {
-      this.doorQueue = this.doorQueue.then(() => {
+      this.enqueue(() => {
         if (by.kind === 'agent') this.typedLine = editLine(this.typedLine, text);
         else if (/[\r\n]/.test(text)) this.typedLine = '';
         write(data);
@@ -122,7 +122,7 @@ export class LineGateLink {
     for (let i = 0; i < pieces.length; i += 2) {
       const before = pieces[i];
       const enter = pieces[i + 1];
-      this.doorQueue = this.doorQueue.then(async () => {
+      this.enqueue(async () => {
         if (before) write(before);
         const line = editLine(this.typedLine, before);
         this.typedLine = '';
@@ -138,6 +138,11 @@ export class LineGateLink {
         }
       });
     }
+  }
+
+  /** Door-level writes run one after another; one that fails (a closed terminal) does not stop the rest. */
+  private enqueue(step: () => void | Promise<void>): void {
+    this.doorQueue = this.doorQueue.then(step).catch((err) => console.error('ptydeck: a held write failed:', err));
   }
 
   private noteInput(by: Actor, data: string | Uint8Array, command?: string): void {
