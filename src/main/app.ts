@@ -42,8 +42,6 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   ensureHome(config.home);
   const tokens = new TokenStore(config.home, config.tokenFromEnv);
   const manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home });
-  // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
-  manager.adoptDurableSessions();
   const byName = new Map<string, Feature>();
   const features: Feature[] = FEATURES.map((make) => make({ manager, config, home: config.home, feature: (name) => byName.get(name) }));
   for (const f of features) byName.set(f.name, f);
@@ -51,6 +49,10 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   let server: RunningServer;
   try {
     await Promise.all(features.map((f) => f.ready));
+    // tmux sessions an earlier run left behind (after a quit or a crash) come back before any door
+    // opens, with their ids, and after the features: a feature hears of them, and a session gated
+    // before the restart finds its gate.
+    manager.adoptDurableSessions();
     server = await startServer({ manager, tokens, config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
   } catch (err) {
     await Promise.all(features.map((f) => f.stop?.()));

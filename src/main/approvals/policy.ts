@@ -11,10 +11,13 @@ export const PolicyConstants = {
   MaxRules: 500,
   MaxPatternChars: 2000,
   /**
-   * Matching every rule against one command must finish within this; beyond it the command is asked
-   * about (a person looks) rather than guessed at. Ordinary rules take microseconds.
+   * Matching every rule against one command gets this long; ordinary rules take microseconds. The
+   * budget is wall-clock time, so a busy machine can pause a quick match past it: a match cut off is
+   * tried once more with MatchRetryBudgetMs before the command is called too slow to check (and asked
+   * about, rather than guessed at). A pathological pattern thus costs the server at most the sum.
    */
   MatchBudgetMs: 50,
+  MatchRetryBudgetMs: 1000,
   /**
    * No flags: `^` and `$` are the start and end of what is checked (so `^cmd$` is exactly that command).
    * Each command inside a line is checked on its own as well, so `^rm` catches `true; rm ...` there.
@@ -124,21 +127,26 @@ export class CompiledPolicy {
     return this.policy.default === 'ask' || this.policy.rules.some((r) => r.action !== 'allow' && (r.agent === undefined || r.agent === agent));
   }
 
+  /** The first matching rule, null for none, undefined when the budget ran out first. */
+  private run(budgetMs: number): MatchResult | null | undefined {
+    try {
+      return MATCH_ALL.runInContext(this.context, { timeout: budgetMs }) as MatchResult | null;
+    } catch {
+      return undefined;
+    }
+  }
+
   decide(text: string, agent: string): Verdict {
     const hook = HOOK_TAMPERING.exec(text);
     if (hook) return { action: 'ask', rule: HOOK_RULE, pattern: HOOK_TAMPERING.source, start: hook.index, end: hook.index + hook[0].length };
-    let m: MatchResult | null;
-    try {
-      this.context.agent = agent;
-      this.context.text = text;
-      this.context.plain = text.replace(/['"\\]/g, '');
-      m = MATCH_ALL.runInContext(this.context, { timeout: PolicyConstants.MatchBudgetMs }) as MatchResult | null;
-    } catch {
-      return { action: 'ask', rule: SLOW_RULE, pattern: null, start: null, end: null };
-    } finally {
-      this.context.text = this.context.plain = '';
-    }
-    if (!m) return { action: this.policy.default, rule: DEFAULT_RULE, pattern: null, start: null, end: null };
+    this.context.agent = agent;
+    this.context.text = text;
+    this.context.plain = text.replace(/['"\\]/g, '');
+    let m = this.run(PolicyConstants.MatchBudgetMs);
+    if (m === undefined) m = this.run(PolicyConstants.MatchRetryBudgetMs);
+    this.context.text = this.context.plain = '';
+    if (m === undefined) return { action: 'ask', rule: SLOW_RULE, pattern: null, start: null, end: null };
+    if (m === null) return { action: this.policy.default, rule: DEFAULT_RULE, pattern: null, start: null, end: null };
     const r = this.policy.rules[m.rule];
     // Matched only without its quotes: no span of the text as written to highlight.
     const span = m.start < 0 ? { start: null, end: null } : { start: m.start, end: m.end };
