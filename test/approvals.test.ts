@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
@@ -460,7 +460,7 @@ describe('the person is never gated, and the agent cannot stand in for the perso
     expect(await noneWaiting(id)).toBe(false);
     expect(existsSync(`${work}/self-${id}`)).toBe(false);
     // Something that is not one of ptydeck's shells gets a refusal from the gate port, not a decision.
-    const port = Number(readFileSync(join(srv.home, 'line-gate.port'), 'utf8'));
+    const port = srv.app.manager.lineGatePort;
     const answer = await new Promise<string>((resolve, reject) => {
       const c = createConnection(port, '127.0.0.1');
       let got = '';
@@ -477,6 +477,14 @@ describe('the person is never gated, and the agent cannot stand in for the perso
     expect(answer).toMatch(/^deny 7 ptydeck: this shell is not known to the approval gate/);
     await srv.api('POST', `/api/approvals/${a.id}/deny`, {});
     expect((await call).status).toBe(403);
+  });
+
+  test("what the hook keeps in the shell does not tell where ptydeck's credentials are", async () => {
+    const id = await agentSession();
+    const r = await asAgent('POST', `/v2/pty/sessions/${id}/exec`, { command: 'declare -p | grep -c ptydeck; declare -p __ptydeck_gate_port_file' });
+    expect(r.body.data.status).toBe('completed');
+    expect(r.body.data.output).toContain('__ptydeck_gate_port_file');
+    expect(r.body.data.output).not.toContain(srv.home);
   });
 });
 

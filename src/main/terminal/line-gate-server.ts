@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { LineGateConstants } from './line-gate';
 
 /**
@@ -42,14 +42,19 @@ export class LineGateServer {
   private server: Server | null = null;
   private readonly shells = new Map<string, ShellAsker>();
   private readonly sockets = new Set<Socket>();
-  private ownDir: string | null = null;
+  private readonly dir: string;
   readonly portFile: string;
 
-  /** `dir` (0700) holds the port file; a temporary directory when there is no state directory. */
-  constructor(dir: string | null) {
-    if (dir) mkdirSync(dir, { recursive: true, mode: 0o700 });
-    else this.ownDir = mkdtempSync(join(tmpdir(), 'ptydeck-gate-'));
-    this.portFile = join(dir ?? this.ownDir!, PORT_FILE);
+  /**
+   * The port file lives in a 0700 directory of this user's under the temporary directory, named from a
+   * digest of ptydeck's state directory: the same after a restart (a tmux session's shell finds the new
+   * port there), without telling the shells, which read its path, where ptydeck keeps its credentials.
+   * If that name is taken by anything but our own private directory, a fresh random one is used.
+   */
+  constructor(stateDir: string | null) {
+    const stable = stateDir ? join(tmpdir(), `ptydeck-gate-${process.getuid?.() ?? 'u'}-${createHash('sha256').update(stateDir).digest('hex').slice(0, 16)}`) : null;
+    this.dir = stable && ownPrivateDir(stable) ? stable : mkdtempSync(join(tmpdir(), 'ptydeck-gate-'));
+    this.portFile = join(this.dir, PORT_FILE);
   }
 
   /** Listens on 127.0.0.1 (never another address: only local shells ask) and records the port. */
@@ -90,7 +95,8 @@ export class LineGateServer {
     const server = this.server;
     this.server = null;
     if (server) await new Promise<void>((r) => server.close(() => r()));
-    if (this.ownDir) rmSync(this.ownDir, { recursive: true, force: true });
+    // A restarted ptydeck makes the same directory again before any shell could need it.
+    rmSync(this.dir, { recursive: true, force: true });
   }
 
   private serve(socket: Socket): void {
@@ -175,6 +181,21 @@ export class LineGateServer {
     } catch (err) {
       reply({ allow: false, message: `ptydeck: the approval gate failed (${(err as Error).message}), so this line was not run` });
     }
+  }
+}
+
+/** Creates `dir` 0700, or accepts it if it exists as a real directory of ours that nobody else may enter. */
+function ownPrivateDir(dir: string): boolean {
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return false;
+  }
+  try {
+    const st = lstatSync(dir);
+    return st.isDirectory() && (process.getuid ? st.uid === process.getuid() : true) && (st.mode & 0o077) === 0;
+  } catch {
+    return false;
   }
 }
 

@@ -148,6 +148,11 @@ export class SessionManager {
     };
   }
 
+  /** The loopback port gated shells ask on (0 when no gate is registered). */
+  get lineGatePort(): number {
+    return this.gateHost?.server.port ?? 0;
+  }
+
   get(id: string): Session | undefined {
     return this.sessions.get(id);
   }
