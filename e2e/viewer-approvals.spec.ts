@@ -177,3 +177,25 @@ test('the policy is editable in the viewer; a bad rule is refused and marked', a
     ],
   });
 });
+
+test('a command that starts waiting calls the desktop notifier once, naming the agent and the command', async ({ page, srv }) => {
+  await page.addInitScript(() => {
+    const notes: { title: string; body: string }[] = [];
+    (window as unknown as { __notes: typeof notes }).__notes = notes;
+    window.ptydeck = { apiBase: '', token: '', notify: (title: string, body: string) => notes.push({ title, body }) };
+  });
+  const dir = scratch();
+  try {
+    await setPolicy(srv, ASK);
+    const id = await agentSession(srv, { cwd: dir });
+    await openViewer(page, srv);
+    const exec = srv.api('POST', `/v2/pty/sessions/${id}/exec`, { command: `touch ${dir}/n` }, srv.agentToken);
+    const notes = () => page.evaluate(() => (window as unknown as { __notes: { title: string; body: string }[] }).__notes);
+    await expect.poll(notes, SLOW).toEqual([{ title: 'Approve? agent wants to run a command', body: expect.stringContaining(`touch ${dir}/n`) }]);
+    await card(page, `touch ${dir}/n`).getByRole('button', { name: 'Approve', exact: true }).click();
+    expect((await exec).body.data).toMatchObject({ status: 'completed' });
+    expect(await notes()).toHaveLength(1);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
