@@ -1,7 +1,8 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { pairedRounds, type BenchCase, type CaseContext, type CaseOutcome } from '../lib/case';
 import { startServer, type BenchServer } from '../lib/server';
 import { median, nowMs } from '../lib/stats';
-import { latencyRows, type Row } from '../lib/table';
+import { fmtMs, fmtRatio, latencyRows, type Row } from '../lib/table';
 
 /**
  * Case 7, what the approval gate costs a session whose commands no rule stops (issue 14).
@@ -13,6 +14,9 @@ import { latencyRows, type Row } from '../lib/table';
  *     the same session with no rules (the policy is switched between rounds, in one run): what rules cost.
  *   - the same agent session with no rules, against a session without the hook at all (the person's own,
  *     which is never gated): what the hook itself costs.
+ *   - CPU time (the session's shell and the server, from /proc) per `exec true`, with the rules against
+ *     without: what the gate costs in work, a figure a busy machine does not stretch the way it stretches
+ *     wall-clock time (every wake-up of a process waits for a core there).
  */
 const RULES = 50;
 
@@ -47,19 +51,35 @@ async function runApprovals(ctx: CaseContext): Promise<CaseOutcome> {
       await execTrue(srv, personId, srv.token);
     }
 
+    const shellPid = shellOf(srv.pid, agentId);
+    const cpu = { ours: 0, baseline: 0 };
+    const measured = async (side: 'ours' | 'baseline'): Promise<number[]> => {
+      const before = cpuMs(srv.pid) + cpuMs(shellPid);
+      const times = await timeMany(perRound, () => execTrue(srv, agentId, agentToken));
+      cpu[side] += cpuMs(srv.pid) + cpuMs(shellPid) - before;
+      return times;
+    };
     const rules = await pairedRounds(
       rounds,
       async () => {
         await policy([]);
-        return timeMany(perRound, () => execTrue(srv, agentId, agentToken));
+        return measured('baseline');
       },
       async () => {
         await policy(nonMatchingRules(RULES));
-        return timeMany(perRound, () => execTrue(srv, agentId, agentToken));
+        return measured('ours');
       },
     );
     rows.push(...latencyRows(caseName, `\`exec true\` in an agent's session, ${RULES} non-matching \`ask\` rules (baseline: no rules), ${rules.ours.flat().length} calls`, rules));
-    ctx.log(`  ${RULES} rules: p50 ${median(rules.ours.flat()).toFixed(2)} ms; no rules p50 ${median(rules.baseline.flat()).toFixed(2)} ms`);
+    const calls = rules.ours.flat().length;
+    rows.push({
+      case: caseName,
+      figure: `CPU (shell + server) per \`exec true\`, ${RULES} non-matching \`ask\` rules (baseline: no rules), ${calls} calls each`,
+      ours: fmtMs(cpu.ours / calls),
+      baseline: fmtMs(cpu.baseline / calls),
+      ratio: fmtRatio(cpu.ours / cpu.baseline),
+    });
+    ctx.log(`  ${RULES} rules: p50 ${median(rules.ours.flat()).toFixed(2)} ms, CPU ${(cpu.ours / calls).toFixed(2)} ms/exec; no rules p50 ${median(rules.baseline.flat()).toFixed(2)} ms, CPU ${(cpu.baseline / calls).toFixed(2)} ms/exec`);
 
     await policy([]);
     const hook = await pairedRounds(
@@ -73,6 +93,24 @@ async function runApprovals(ctx: CaseContext): Promise<CaseOutcome> {
     await srv.stop();
   }
   return { rows, notes: [] };
+}
+
+/** The pid of the shell of session `id` among the server's children (each carries PTYDECK_SESSION_ID). */
+function shellOf(serverPid: number, id: string): number {
+  for (const task of readdirSync(`/proc/${serverPid}/task`)) {
+    for (const child of readFileSync(`/proc/${serverPid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) {
+      const env = readFileSync(`/proc/${child}/environ`, 'utf8');
+      if (env.split('\0').includes(`PTYDECK_SESSION_ID=${id}`)) return Number(child);
+    }
+  }
+  throw new Error(`no shell found for session ${id}`);
+}
+
+/** User and system CPU a process has used, in ms (clock ticks of 10 ms: meaningful over many calls). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
 }
 
 async function create(srv: BenchServer, token: string): Promise<string> {

@@ -1,4 +1,5 @@
 import type { ApprovalMatch } from '../../shared/approvals';
+import type { Actor } from '../terminal/actor';
 import type { LineGate, LineQuestion, LineVerdict } from '../terminal/line-gate';
 import type { Verdict } from './policy';
 import type { PolicyStore } from './policy-store';
@@ -24,6 +25,10 @@ export class ApprovalGate implements LineGate {
     private readonly policy: PolicyStore,
     private readonly queue: ApprovalQueue,
   ) {}
+
+  passes(by: Actor): boolean {
+    return by.kind !== 'agent' || !this.policy.compiled.canStop(by.name);
+  }
 
   decide(q: LineQuestion): LineVerdict | Promise<LineVerdict> {
     if (q.by.kind !== 'agent') return { allow: true, rest: 'line' };

@@ -34,18 +34,21 @@
 export interface GateHookOptions {
   /** A file holding the gate's TCP port: read at each (re)connection, so a restarted ptydeck is found. */
   portFile: string;
+  /** A directory only this shell uses (0700, removed with the session), for the hook's scratch files. */
+  scratchDir?: string;
 }
 
 /** The name of the prompt hook's extra step; shell-integration.ts calls it from __ptydeck_precmd. */
 export const GATE_REARM = '__ptydeck_gate_rearm';
 
 /** Functions defined here; made read-only once the prompt hook (which calls one) is defined too. */
-export const GATE_FUNCTIONS = ['__ptydeck_gate', '__ptydeck_gate_ask', '__ptydeck_gate_connect', '__ptydeck_gate_hear', '__ptydeck_gate_refuse', GATE_REARM];
+export const GATE_FUNCTIONS = ['__ptydeck_gate', '__ptydeck_gate_ask', '__ptydeck_gate_history', '__ptydeck_gate_connect', '__ptydeck_gate_hear', '__ptydeck_gate_refuse', GATE_REARM];
 
 export function bashGateHook(opts: GateHookOptions): string {
   return `
 # --- ptydeck: ask before running a line (src/main/terminal/line-gate-hook.ts) ---
 __ptydeck_gate_port_file=${bashSingleQuote(opts.portFile)}
+__ptydeck_gate_scratch=${bashSingleQuote(opts.scratchDir ?? '/nonexistent')}
 __ptydeck_gate_fd=
 __ptydeck_gate_seq=0
 __ptydeck_gate_line=
@@ -56,6 +59,7 @@ __ptydeck_gate_why=
 __ptydeck_gate_rest=
 __ptydeck_gate_asking=
 __ptydeck_gate_gen=0
+__ptydeck_gate_wants_line=0
 declare -A __ptydeck_gate_ok=()
 HISTCONTROL= HISTIGNORE= HISTTIMEFORMAT= HISTSIZE=1000
 set -o history
@@ -78,12 +82,14 @@ __ptydeck_gate_hear() {
 }
 
 # $1 line|command, $2 the command as bash parsed it, $3 the line number. Sets says/why/rest.
+# (Its stderr goes to /dev/null once, for the whole call: one redirection per builtin would cost a
+# system call each.)
 __ptydeck_gate_ask() {
   # (Assignments after \`builtin local\` are split into words unless quoted.)
-  builtin local kind="$1" text="$2" num="$3" fd= own= pend=1 seq port w s r h=0
+  builtin local kind="$1" text="$2" num="$3" fd= own= pend=1 seq port w s r h=0 hist=
   seq=$((++__ptydeck_gate_seq))
   # Keys still queued on the terminal mean this line may not be the last thing typed.
-  { builtin read -t 0 || pend=0; } </dev/tty 2>/dev/null
+  { builtin read -t 0 || pend=0; } </dev/tty
   __ptydeck_gate_says=deny
   __ptydeck_gate_why='ptydeck: the approval gate cannot be reached, so this line was not run'
   __ptydeck_gate_rest=
@@ -94,28 +100,47 @@ __ptydeck_gate_ask() {
     fd=$__ptydeck_gate_fd
   else
     own=1
-    builtin read -r port <"$__ptydeck_gate_port_file" 2>/dev/null && { builtin exec {fd}<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || fd=
+    builtin read -r port <"$__ptydeck_gate_port_file" && builtin exec {fd}<>"/dev/tcp/127.0.0.1/$port" || fd=
   fi
   if [[ -n $fd ]]; then
-    if [[ $kind == line && $HISTCMD != 0 && $HISTCMD != "$__ptydeck_gate_hist" ]]; then h=1; fi
+    if [[ $kind == line && $HISTCMD != 0 && $HISTCMD != "$__ptydeck_gate_hist" ]]; then
+      # History recorded the line. It is sent at once when the last line needed it (a rule could stop
+      # this agent), else only if the server answers "more": a line let through costs one small write.
+      h=2
+      if [[ $__ptydeck_gate_wants_line == 1 ]]; then __ptydeck_gate_history; h=1; fi
+    fi
     [[ $kind == line ]] && __ptydeck_gate_hist=$HISTCMD
-    builtin printf 'ask\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0' "$__ptydeck_nonce" "$seq" "$BASHPID" "$num" "$kind" "$pend" "$PWD" "$h" "$text" >&"$fd" 2>/dev/null
-    if ((h)); then builtin history 1 >&"$fd" 2>/dev/null; fi
-    builtin printf '\\0' >&"$fd" 2>/dev/null
+    builtin printf 'ask\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0' "$__ptydeck_nonce" "$seq" "$BASHPID" "$num" "$kind" "$pend" "$PWD" "$h" "$text" "$hist" >&"$fd"
     # If ^C ends the wait, the prompt hook finds this set and withdraws the question.
     [[ -n $own ]] || __ptydeck_gate_asking=$seq
-    while builtin read -r -u "$fd" w s r 2>/dev/null; do
+    while builtin read -r -u "$fd" w s r; do
       [[ $s == "$seq" ]] || continue
       case $w in
-        allow) __ptydeck_gate_says=allow __ptydeck_gate_rest=$r; break ;;
+        more)
+          __ptydeck_gate_wants_line=1
+          __ptydeck_gate_history
+          builtin printf 'ask\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0%s\\0' "$__ptydeck_nonce" "$seq" "$BASHPID" "$num" "$kind" "$pend" "$PWD" 1 "$text" "$hist" >&"$fd"
+          ;;
+        allow)
+          __ptydeck_gate_says=allow __ptydeck_gate_rest=$r
+          [[ $kind == line && $r == line ]] && __ptydeck_gate_wants_line=0
+          break
+          ;;
         deny) __ptydeck_gate_says=deny __ptydeck_gate_why=$r; break ;;
       esac
     done
     __ptydeck_gate_asking=
-    if [[ -n $own ]]; then { builtin exec {fd}>&-; } 2>/dev/null; fi
+    if [[ -n $own ]]; then builtin exec {fd}>&-; fi
   fi
   builtin trap - PIPE
   [[ $__ptydeck_gate_says == allow ]]
+} 2>/dev/null
+
+# The line from history into $hist, without a fork (capturing output would fork): through a file in
+# the session's own directory, so that the question goes out as one write.
+__ptydeck_gate_history() {
+  builtin history 1 >|"$__ptydeck_gate_scratch/h.$BASHPID"
+  IFS= builtin read -r -d '' hist <"$__ptydeck_gate_scratch/h.$BASHPID"
 }
 
 # Says once why the line does not run, then abandons the whole line (loops included).
@@ -174,7 +199,7 @@ ${GATE_REARM}() {
 export function bashGateSeal(): string {
   return [
     `builtin readonly -f ${[...GATE_FUNCTIONS, '__ptydeck_precmd'].join(' ')}`,
-    'builtin readonly __ptydeck_nonce __ptydeck_gate_port_file PROMPT_COMMAND HISTCONTROL HISTIGNORE HISTTIMEFORMAT HISTSIZE',
+    'builtin readonly __ptydeck_nonce __ptydeck_gate_port_file __ptydeck_gate_scratch PROMPT_COMMAND HISTCONTROL HISTIGNORE HISTTIMEFORMAT HISTSIZE',
   ].join('\n');
 }
 

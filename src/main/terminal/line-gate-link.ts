@@ -42,7 +42,7 @@ export class LineGateLink {
   private agentSinceDrain: Actor | null = null;
   private personSince: Actor | null = null;
   /** The line being run, as first asked about: later questions about commands in it belong to it. */
-  private line: { number: string; pid: number; text: string; by: Actor; answer?: ShellAnswer } | null = null;
+  private line: { number: string; pid: number; text: string; by: Actor; answer?: Exclude<ShellAnswer, { more: true }>; awaitingHistory?: boolean } | null = null;
   private lastExec: { typed: string; command: string } | null = null;
   private readonly waiting = new Set<AbortController>();
   /** Questions waiting for a person now, and since when the first of them waits. */
@@ -157,17 +157,28 @@ export class LineGateLink {
 
   private async answerShell(req: ShellRequest, signal: AbortSignal): Promise<ShellAnswer> {
     let line = this.line;
-    if (req.kind === 'line' && line?.number === req.lineNumber && line.pid !== req.pid && line.answer) {
+    const sameLine = line !== null && line.number === req.lineNumber;
+    if (req.kind === 'line' && sameLine && line!.pid === req.pid && line!.awaitingHistory) {
+      // The shell sends the line from history, as asked: the line and who typed it are already known.
+      line!.awaitingHistory = false;
+      // An empty history (its file could not be written) stands for nothing: the command stands for the line.
+      line!.text = this.asTyped(req.history || req.command);
+    } else if (req.kind === 'line' && sameLine && line!.pid !== req.pid && line!.answer) {
       // A subshell that began the line asks again about a line its parent already had answered. (The
       // shell that asked first never asks twice about one line: from it, that is a new line.)
-      if (!line.answer.allow || line.answer.rest === 'line' || req.command === line.text) return line.answer;
+      if (!line!.answer.allow || line!.answer.rest === 'line' || req.command === line!.text) return line!.answer;
     } else if (req.kind === 'line') {
       // A new line: who typed it is decided now, from the writes since the last one.
       const by = this.agentSinceDrain ?? this.personSince ?? agent(this.session.owner, 'unknown');
       if (!req.keysPending) this.agentSinceDrain = null;
       this.personSince = null;
       line = this.line = { number: req.lineNumber, pid: req.pid, text: this.asTyped(req.history ?? req.command), by };
-    } else if (!line || line.number !== req.lineNumber) {
+      if (this.host.gate.passes?.(by, this.session.owner)) return (line.answer = { allow: true, rest: 'line' });
+      if (req.history === null && req.historyOffered) {
+        line.awaitingHistory = true;
+        return { more: true };
+      }
+    } else if (!sameLine) {
       // A command question for a line never asked about (a subshell asked first): its own text stands for it.
       line = this.line = { number: req.lineNumber, pid: req.pid, text: req.command, by: this.agentSinceDrain ?? agent(this.session.owner, 'unknown') };
     }

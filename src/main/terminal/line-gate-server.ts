@@ -10,9 +10,12 @@ import { LineGateConstants } from './line-gate';
  * half). One request is 11 NUL-terminated fields:
  *
  *   ask · nonce · seq · pid · line number · kind (line|command) · keys pending (0|1) · $PWD ·
- *   history recorded the line (0|1) · the command as bash parsed it · `history 1` output (or empty)
+ *   history (0: none, 1: it follows, 2: recorded, sent on request) · the command as bash parsed it ·
+ *   `history 1` output (or empty)
  *
- * and its answer one line: `allow <seq> line|ask` or `deny <seq> <what to print>`. The nonce (the
+ * and its answer one line: `allow <seq> line|ask`, `deny <seq> <what to print>`, or `more <seq>`: send
+ * the question again with the line from history (asked only when a rule could stop the line: a line
+ * let through at once costs the shell one write and one read). The nonce (the
  * session's marker nonce) says which shell asks; a request with an unknown nonce is refused. A shell
  * keeps its connection and asks one question at a time: a new request on a connection means the shell
  * gave up on the previous question, which is then cancelled. `cancel` (same 11 fields, the rest empty)
@@ -27,11 +30,13 @@ export interface ShellRequest {
   pwd: string;
   /** The command as bash parsed it (aliases expanded by the hook). */
   command: string;
-  /** The whole line as history recorded it; null when history did not record it. */
+  /** The whole line as history recorded it; null when it was not sent. */
   history: string | null;
+  /** History recorded the line and the shell sends it when answered `more`. */
+  historyOffered: boolean;
 }
 
-export type ShellAnswer = { allow: true; rest: 'line' | 'ask' } | { allow: false; message: string };
+export type ShellAnswer = { allow: true; rest: 'line' | 'ask' } | { allow: false; message: string } | { more: true };
 
 export type ShellAsker = (req: ShellRequest, signal: AbortSignal) => Promise<ShellAnswer>;
 
@@ -157,7 +162,7 @@ export class LineGateServer {
     const seq = /^\d{1,12}$/.test(f[2]) ? f[2] : '0';
     const reply = (a: ShellAnswer): void => {
       if (signal.aborted || socket.destroyed) return;
-      socket.write(a.allow ? `allow ${seq} ${a.rest}\n` : `deny ${seq} ${oneLine(a.message)}\n`);
+      socket.write('more' in a ? `more ${seq}\n` : a.allow ? `allow ${seq} ${a.rest}\n` : `deny ${seq} ${oneLine(a.message)}\n`);
     };
     // The request itself withdrew the question before it (serve); a cancel asks nothing more.
     if (f[0] === 'cancel') return;
@@ -175,6 +180,7 @@ export class LineGateServer {
       pwd: f[7],
       command: f[9],
       history: f[8] === '1' ? stripHistoryNumber(f[10]) : null,
+      historyOffered: f[8] === '2',
     };
     try {
       reply(await asker(req, signal));

@@ -40,6 +40,11 @@ export type LineVerdict =
 export interface LineGate {
   /** Answers at once (a plain verdict) or when a person has decided (a promise). */
   decide(q: LineQuestion): LineVerdict | Promise<LineVerdict>;
+  /**
+   * True when every line `by` types into a session of `owner` goes through without being looked at
+   * (the person's; an agent no rule can stop): the shell is then not even asked for the line's text.
+   */
+  passes?(by: Actor, owner: string): boolean;
 }
 
 /** A command a person (or the policy) refused: it never ran. Doors answer 403 with `message`. */

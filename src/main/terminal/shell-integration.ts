@@ -67,7 +67,9 @@ export function prepareShell(opts: LaunchOptions): ShellLaunch {
   if (kind === 'bash') {
     const dir = mkdtempSync(join(tmpdir(), 'ptydeck-rc-'));
     const rc = join(dir, 'bashrc');
-    writeFileSync(rc, bashRc(nonce, opts.loadUserRc === true, opts.lineGate), { mode: 0o600 });
+    // A gated shell keeps the directory (0700, its own) for the hook's scratch files; it goes with the session.
+    const gate = opts.lineGate ? { ...opts.lineGate, scratchDir: dir } : undefined;
+    writeFileSync(rc, bashRc(nonce, opts.loadUserRc === true, gate), { mode: 0o600 });
     return {
       kind,
       file,
@@ -96,7 +98,7 @@ function bashRc(nonce: string, loadUserRc: boolean, gate?: GateHookOptions): str
     : `__ptydeck_precmd() { builtin local s=$?; builtin printf '\\033]633;D;%s;%s\\007' "$s" "$__ptydeck_nonce"; return $s; }`;
   return [
     '# ptydeck shell integration (this file removes itself once read)',
-    'command rm -rf -- "$PTYDECK_RC_DIR" 2>/dev/null; builtin unset PTYDECK_RC_DIR',
+    gate ? 'command rm -f -- "$PTYDECK_RC_DIR/bashrc" 2>/dev/null; builtin unset PTYDECK_RC_DIR' : 'command rm -rf -- "$PTYDECK_RC_DIR" 2>/dev/null; builtin unset PTYDECK_RC_DIR',
     loadUserRc ? '[ -f ~/.bashrc ] && . ~/.bashrc' : '',
     'set +H', // history expansion would rewrite an agent's `!` inside commands
     'builtin unset HISTFILE',
