@@ -357,6 +357,10 @@ describe('ways of writing a command do not slip it past a rule', () => {
     ['in a command substitution', (d) => `echo $(rm -rf ${d})`],
     ['after switching the hook off in the same line', (d) => `trap - DEBUG; eval "$(printf 'r%s -rf %s' m ${d})"`],
   ];
+  // Calling the prompt hook by hand also prints the end-of-command marker, so the agent's own exec
+  // answers early (it only misleads itself): what counts is that the command waits and never runs.
+  attempts.push(['after calling the prompt hook by hand', (d) => `__ptydeck_precmd; eval "$(printf 'r%s -rf %s' m ${d})"`]);
+  const endsEarly = new Set(['after calling the prompt hook by hand']);
   for (const [how, write] of attempts) {
     test(how, async () => {
       await setPolicy(ASK_RM);
@@ -367,7 +371,8 @@ describe('ways of writing a command do not slip it past a rule', () => {
       const a = await waiting(id);
       await srv.api('POST', `/api/approvals/${a.id}/deny`, { reason: how });
       const r = await call;
-      expect(r.status, JSON.stringify(r.body)).toBe(403);
+      if (!endsEarly.has(how)) expect(r.status, JSON.stringify(r.body)).toBe(403);
+      await until(() => noneWaiting(id));
       expect(existsSync(dir)).toBe(true);
       expect(await noneWaiting(id)).toBe(true);
     });
