@@ -13,7 +13,8 @@ import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { acquireServerLock } from './server-lock';
 import { SessionManager } from './terminal/manager';
-import type { Feature, FeatureFactory } from './feature';
+import type { Feature, FeatureEvents, FeatureFactory } from './feature';
+import { Emitter } from './terminal/emitter';
 import { timelineFeature } from './timeline/timeline-feature';
 import { approvalsFeature } from './approvals';
 
@@ -29,8 +30,6 @@ export interface Ptydeck {
   tokens: TokenStore;
   server: RunningServer;
   runtimeFile: string;
-  /** The features started (FEATURES), by name. */
-  features: ReadonlyMap<string, Feature>;
   /** The viewer URL with the admin token, for a person to open once (it is exchanged for a cookie). */
   viewerLoginUrl: string;
   /**
@@ -56,12 +55,11 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   let features: Feature[] = [];
   let tokens: TokenStore;
   let server: RunningServer;
-  const byName = new Map<string, Feature>();
   try {
     tokens = new TokenStore(config.home, config.tokenFromEnv);
     const sessions = (manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home }));
-    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home, feature: (name) => byName.get(name) }));
-    for (const f of features) byName.set(f.name, f);
+    const events = new Emitter<FeatureEvents>();
+    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home, events }));
     await Promise.all(features.map((f) => f.ready));
     // Terminals an earlier run left behind (PTY host, tmux) come back, with their output, before any door
     // is asked, and after the features are ready: a feature hears of them, and a session gated before
@@ -98,7 +96,6 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
     tokens,
     server,
     runtimeFile,
-    features: byName,
     viewerLoginUrl,
     stop: (mode: StopMode = 'keep-durable') =>
       (stopped ??= (async () => {

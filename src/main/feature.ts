@@ -1,6 +1,25 @@
 import type { ServerConfig } from './config';
 import type { Door } from './api/server';
 import type { SessionManager } from './terminal/manager';
+import type { Emitter } from './terminal/emitter';
+import type { TimelineDetail } from '../shared/timeline';
+
+/**
+ * Something a feature did in a session that the session's own events do not show (an approval asked
+ * for, decided, refused), published for other features: the timeline records it beside the session's
+ * events. Publishers and readers know this shape, not each other.
+ */
+export interface SessionActivity {
+  sessionId: string;
+  /** An agent's name, `person`, or `ptydeck`. */
+  who: string;
+  door?: string;
+  detail: TimelineDetail;
+}
+
+export interface FeatureEvents extends Record<string, unknown> {
+  activity: SessionActivity;
+}
 
 /**
  * A capability built on top of the core (approvals, timeline, recordings, remotes): a folder of its own
@@ -14,8 +33,8 @@ export interface FeatureHost {
   config: ServerConfig;
   /** PTYDECK_HOME: where a feature keeps its files (0600, see home.ts writeSecretFile). */
   home: string;
-  /** Another feature by name (say, a timeline subscribing to approvals' events), once all have started. */
-  feature(name: string): Feature | undefined;
+  /** Shared by every feature: what one publishes (`activity`) any other may read, whichever starts first. */
+  events: Emitter<FeatureEvents>;
 }
 
 export interface Feature {

@@ -1,6 +1,7 @@
 import { ADMIN } from '../api/auth';
 import type { Emitter } from '../terminal/emitter';
-import type { Feature, FeatureFactory } from '../feature';
+import type { Feature, FeatureFactory, SessionActivity } from '../feature';
+import { actorName } from '../terminal/actor';
 import { approvalsDoor } from './door';
 import { ApprovalGate } from './gate';
 import { PolicyStore } from './policy-store';
@@ -28,6 +29,7 @@ export const approvalsFeature: FeatureFactory = (host): ApprovalsFeature => {
     queue.cancelAll('its session was closed', session.id);
     gate.forget(session.id);
   });
+  const offActivity = publishActivity(queue.events, (a) => host.events.emit('activity', a));
   let stopGate: (() => Promise<void>) | null = null;
   // The person's own sessions are theirs alone (agents get 404 for them): only agents' shells are gated.
   const ready = host.manager.setLineGate(gate, (owner) => owner !== ADMIN.name).then((stop) => {
@@ -41,8 +43,30 @@ export const approvalsFeature: FeatureFactory = (host): ApprovalsFeature => {
     async stop() {
       offClosed();
       queue.cancelAll('ptydeck stopped');
+      offActivity();
       await ready.catch(() => undefined);
       await stopGate?.();
     },
   };
 };
+
+/**
+ * The approvals' moments, as the timeline tells them (feature.ts `SessionActivity`): asked for (by the
+ * agent, through its door), approved or denied (by the person, or by ptydeck when nobody decided in time),
+ * refused by a deny rule (by ptydeck, naming the rule), withdrawn (the shell stopped waiting).
+ */
+export function publishActivity(events: Emitter<ApprovalEvents>, publish: (a: SessionActivity) => void): () => void {
+  const offs = [
+    events.on('requested', (a) => publish({ sessionId: a.session_id, who: a.agent, door: a.door, detail: { kind: 'approval', decision: 'requested', command: a.command } })),
+    events.on('decided', (d) =>
+      publish({
+        sessionId: d.approval.session_id,
+        who: actorName(d.by),
+        detail: { kind: 'approval', decision: d.outcome, command: d.approval.command, ...(d.reason ?? d.note ? { reason: (d.reason ?? d.note)! } : {}) },
+      }),
+    ),
+    events.on('refused', (r) => publish({ sessionId: r.session_id, who: 'ptydeck', door: r.door, detail: { kind: 'approval', decision: 'denied', command: r.command, reason: r.message } })),
+    events.on('cancelled', (c) => publish({ sessionId: c.approval.session_id, who: c.approval.agent, detail: { kind: 'note', text: `approval withdrawn (${c.why}): ${c.approval.command}` } })),
+  ];
+  return () => offs.forEach((off) => off());
+}
