@@ -530,8 +530,9 @@ describe('shells without the hook (dash) are gated at the door', () => {
       const b = await pendingFor();
       await dash.api('POST', `/api/approvals/${b.id}/deny`, { reason: 'typed no' });
       const session = dash.app.manager.get(id)!;
-      // The refusal is shown on the terminal, except on tmux (a line of ours would shift its log offsets).
-      if (testBackend !== 'tmux') {
+      // The refusal is shown on the terminal of an in-process PTY; not on the PTY host's or tmux's, whose
+      // log offsets are the backend's own (a line of ours would shift them).
+      if (testBackend === 'native') {
         expect(await until(() => session.log.read(session.log.start, session.log.end).toString().includes('ptydeck: Denied by a person: typed no'))).toBe(true);
       }
 
@@ -544,4 +545,38 @@ describe('shells without the hook (dash) are gated at the door', () => {
       await dash.close();
     }
   });
+});
+
+describe('an agent cannot switch the gate off from inside its shell', () => {
+  // Each first line is let run (approved if asked about); the `rm -rf DIR` typed after it must still wait.
+  const ways = [
+    // A new shell has no hook and never gives the hooked prompt back: its lines are gated at the door.
+    'bash --norc',
+    'env -i bash --norc --noprofile',
+    'exec env -i bash --norc',
+    'sh',
+    // Tampering with the hook itself: asked about (ptydeck's own rule), and re-armed at the next prompt.
+    'trap - DEBUG',
+    'shopt -u extdebug',
+    'PROMPT_COMMAND=',
+  ];
+  for (const first of ways) {
+    test(`after \`${first}\``, async () => {
+      await setPolicy(ASK_RM);
+      const id = await agentSession();
+      const dir = join(work, `inside-${id}`);
+      mkdirSync(dir);
+      await asAgent('POST', `/v2/pty/sessions/${id}/input`, { input: first, press_enter: true });
+      // Asked about or not, it is let run.
+      const asked = await until(async () => ((await srv.api('GET', '/api/approvals')).body.approvals as any[]).find((a) => a.session_id === id), 1500);
+      if (asked) await srv.api('POST', `/api/approvals/${asked.id}/approve`, {});
+      await new Promise((r) => setTimeout(r, 500));
+      await asAgent('POST', `/v2/pty/sessions/${id}/input`, { input: `rm -rf ${dir}`, press_enter: true });
+      const a = await waiting(id, /rm -rf/);
+      expect(existsSync(dir)).toBe(true);
+      await srv.api('POST', `/api/approvals/${a.id}/deny`, { reason: 'not that' });
+      await new Promise((r) => setTimeout(r, 500));
+      expect(existsSync(dir)).toBe(true);
+    });
+  }
 });

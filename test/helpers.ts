@@ -19,7 +19,7 @@ export interface TestServer {
 }
 
 /** The backend explicitly created sessions use in this run. */
-export const testBackend = (process.env.PTYDECK_TEST_BACKEND ?? 'native') as 'native' | 'tmux';
+export const testBackend = (process.env.PTYDECK_TEST_BACKEND ?? 'native') as 'native' | 'host' | 'tmux';
 
 /** `opts.home`: start on this home directory (a restart); close() then leaves it for the caller to remove. */
 export async function startTestServer(env: Record<string, string> = {}, opts: { home?: string } = {}): Promise<TestServer> {

@@ -109,6 +109,15 @@ export class LineGateLink {
    */
   typeAtDoor(data: string | Uint8Array, by: Actor, write: (d: string | Uint8Array) => void, notice: (text: string) => void): void {
     const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
+    if (by.kind === 'agent' && /[\r\n]/.test(text) && this.host.gate.passes?.(by, this.session.owner)) {
+      // No rule can stop this agent: its keys go in as they came, as one write (answering a hidden prompt
+      // stays one input), and only the part after the last Enter is kept as the line being typed.
+      this.enqueue(() => {
+        this.typedLine = editLine('', text.slice(Math.max(text.lastIndexOf('\r'), text.lastIndexOf('\n')) + 1));
+        write(data);
+      });
+      return;
+    }
     if (by.kind !== 'agent' || !/[\r\n]/.test(text)) {
       this.enqueue(() => {
         if (by.kind === 'agent') this.typedLine = editLine(this.typedLine, text);

@@ -435,9 +435,9 @@ export class Session {
     if (this.closed) throw new NotActiveError('it has been closed');
     if (!this.proc) this.start();
     if (!this.isAlive) throw new NotActiveError(`its shell has exited${this.exit?.exitCode != null ? ` with code ${this.exit.exitCode}` : ''}`);
-    if (this.gate && !this.gateInShell && by.kind === 'agent' && command === undefined && !lineChecked) {
-      // No hook in this shell: an agent's Enter waits at the door until its line is allowed.
-      this.gate.typeAtDoor(data, by, (d) => this.typeNow(d, by, command), (text) => this.showNotice(text));
+    if (this.gateAtDoor && by.kind === 'agent' && command === undefined && !lineChecked) {
+      // No hook reads this line: an agent's Enter waits at the door until its line is allowed.
+      this.gate!.typeAtDoor(data, by, (d) => this.typeNow(d, by, command), (text) => this.showNotice(text));
       return;
     }
     this.typeNow(data, by, command);
@@ -450,6 +450,15 @@ export class Session {
     // it echoing? the timeline keeps a password typed at a prompt that does not echo out of its records).
     this.events.emit('input', { data, by, offset, command });
     this.proc!.write(data);
+  }
+
+  /**
+   * Whether the doors ask about an agent's typed line: the shell has no hook (dash), or something other
+   * than the hooked shell's prompt will read it (a program runs: a REPL, or a shell the agent started,
+   * `bash --norc`, `exec env -i bash`, which has no hook and never gives the prompt back).
+   */
+  private get gateAtDoor(): boolean {
+    return this.gate !== null && (!this.gateInShell || this.commands.state === 'busy');
   }
 
   private listenToGate(nonce: string): void {
@@ -495,9 +504,9 @@ export class Session {
     return this.gate?.heldMs() ?? 0;
   }
 
-  /** The door-level gate (shells without the hook) for a send's line; the hook asks by itself. */
+  /** The door-level gate (no hook reads the line, see gateAtDoor) for a send's line; the hook asks by itself. */
   async checkLineAtDoor(text: string, by: Actor): Promise<void> {
-    if (this.gate && !this.gateInShell) await this.gate.checkAtDoor(text, by);
+    if (this.gateAtDoor) await this.gate!.checkAtDoor(text, by);
   }
 
   /** The backend can tell when every byte the terminal holds has reached the log (see drainOutput). */
