@@ -12,6 +12,7 @@ const everyBackend = [
   'test/mcp.test.ts',
   'test/backpressure.test.ts',
   'test/timeline.test.ts',
+  'test/approvals.test.ts',
 ];
 
 export default defineConfig({
@@ -30,7 +31,8 @@ export default defineConfig({
       {
         extends: true,
         // Playwright's e2e/*.spec.ts and the benchmarks are not vitest's.
-        test: { name: 'native', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], env: { PTYDECK_TEST_BACKEND: 'native' } },
+        // test/tmp/ is for one's own scratch files (ignored by git): never part of a run.
+        test: { name: 'native', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['**/node_modules/**', 'test/tmp/**'], env: { PTYDECK_TEST_BACKEND: 'native' } },
       },
       { extends: true, test: { name: 'host', include: everyBackend, env: { PTYDECK_TEST_BACKEND: 'host' } } },
       { extends: true, test: { name: 'tmux', include: everyBackend, env: { PTYDECK_TEST_BACKEND: 'tmux' } } },

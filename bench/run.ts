@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { approvalsCase } from './cases/approvals';
 import { echoCase } from './cases/echo';
 import { floodCase } from './cases/flood';
 import { recordingCase } from './cases/recording';
@@ -29,7 +30,7 @@ import { markdownTable, type Row } from './lib/table';
  * read FAILED and the run exit 1.
  */
 // The viewer case is last on purpose: the viewer is the part most likely to be in flux.
-const CASES: BenchCase[] = [throughputCase, throughputNativeCase, echoCase, roundTripCase, scaleCase, floodCase, restartCase, tmuxBackendCase, recordingCase, remotesCase, viewerRenderCase];
+const CASES: BenchCase[] = [throughputCase, throughputNativeCase, echoCase, roundTripCase, scaleCase, floodCase, restartCase, tmuxBackendCase, recordingCase, remotesCase, approvalsCase, viewerRenderCase];
 
 const REPORT = join(__dirname, '..', 'docs', 'PERFORMANCE.md');
 /** A quick run is a smoke test: its figures are not worth quoting, so it does not replace the report. */

@@ -19,10 +19,11 @@ export interface TestServer {
 }
 
 /** The backend explicitly created sessions use in this run. */
-export const testBackend = (process.env.PTYDECK_TEST_BACKEND ?? 'native') as 'native' | 'tmux';
+export const testBackend = (process.env.PTYDECK_TEST_BACKEND ?? 'native') as 'native' | 'host' | 'tmux';
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const home = mkdtempSync(join(tmpdir(), 'ptydeck-test-home-'));
+/** `opts.home`: start on this home directory (a restart); close() then leaves it for the caller to remove. */
+export async function startTestServer(env: Record<string, string> = {}, opts: { home?: string } = {}): Promise<TestServer> {
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), 'ptydeck-test-home-'));
   // The same suites run on both backends (vitest projects set PTYDECK_TEST_BACKEND); native by default.
   const backend = process.env.PTYDECK_TEST_BACKEND ?? 'native';
   const config = loadConfig({ port: '0' }, { ...process.env, PTYDECK_TOKEN: '', PTYDECK_TEARDOWN_GRACE_MS: '1000', AIO_SHELL_BACKEND: backend, ...env, PTYDECK_HOME: home });
@@ -55,7 +56,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     // session kept for a next start that never comes would outlive the run, its home deleted).
     async close() {
       await app.stop('end-everything');
-      rmSync(home, { recursive: true, force: true });
+      if (!opts.home) rmSync(home, { recursive: true, force: true });
     },
   };
 }

@@ -14,13 +14,15 @@ import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { acquireServerLock } from './server-lock';
 import { SessionManager } from './terminal/manager';
-import type { Feature, FeatureFactory } from './feature';
+import type { Feature, FeatureEvents, FeatureFactory } from './feature';
+import { Emitter } from './terminal/emitter';
 import { remotesFeature } from './remotes/feature';
 import { timelineFeature } from './timeline/timeline-feature';
+import { approvalsFeature } from './approvals';
 import { fileSecretStore, type SecretStore } from './secret-store';
 
 /** The features that ride on the core, in the order they start (see feature.ts). */
-export const FEATURES: FeatureFactory[] = [timelineFeature, remotesFeature];
+export const FEATURES: FeatureFactory[] = [timelineFeature, approvalsFeature, remotesFeature];
 
 /** What only the embedding process can supply (the Electron entry: the OS keychain). */
 export interface PtydeckExtras {
@@ -64,9 +66,13 @@ export async function startPtydeck(config: ServerConfig, extras: PtydeckExtras =
   try {
     tokens = new TokenStore(config.home, config.tokenFromEnv);
     const sessions = (manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home }));
-    // Terminals an earlier run left behind (PTY host, tmux) come back first, with their output, before any door is asked.
+    const events = new Emitter<FeatureEvents>();
+    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home, events, secrets: extras.secretStore ?? fileSecretStore }));
+    await Promise.all(features.map((f) => f.ready));
+    // Terminals an earlier run left behind (PTY host, tmux) come back, with their output, before any door
+    // is asked, and after the features are ready: a feature hears of them, and a session gated before
+    // the restart finds its gate.
     await sessions.adoptDurableSessions();
-    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home, secrets: extras.secretStore ?? fileSecretStore }));
     const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
     server = await startServer({ manager: sessions, tokens, config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
   } catch (err) {

@@ -28,6 +28,8 @@ export interface ServerConfig {
   /** Where the built viewer lives; null serves a notice instead. */
   viewerDir: string | null;
   limits: Limits;
+  /** PTYDECK_APPROVAL_TIMEOUT_SECS: an agent's command nobody decides on within this is denied. */
+  approvalTimeoutSecs: number;
   /** The timeline and recordings (src/main/timeline/settings.ts). */
   timeline: TimelineSettings;
 }
@@ -41,6 +43,9 @@ export interface Limits {
 }
 
 export const DefaultPort = 8791;
+
+/** Ten minutes: long enough to come back to the desk, short enough that an agent is not stuck all day. */
+export const DefaultApprovalTimeoutSecs = 600;
 
 export { defaultHome };
 
@@ -125,6 +130,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
       socketsPerPrincipal: intFrom('PTYDECK_MAX_SOCKETS', env.PTYDECK_MAX_SOCKETS, 64, 1, 100000),
       createsPerMinute: intFrom('PTYDECK_MAX_CREATES_PER_MINUTE', env.PTYDECK_MAX_CREATES_PER_MINUTE, 120, 1, 1000000),
     },
+    approvalTimeoutSecs: intFrom('PTYDECK_APPROVAL_TIMEOUT_SECS', env.PTYDECK_APPROVAL_TIMEOUT_SECS, DefaultApprovalTimeoutSecs, 1, 7 * 24 * 3600),
     timeline: parseTimelineSettings(env, intFrom, (m) => new ConfigError(m)),
   };
 }

@@ -3,8 +3,11 @@
  * This module imports nothing.
  */
 
-/** AIO's BashCommandStatus. `exit_code` is set only when `completed`. */
-export type CommandStatus = 'running' | 'completed' | 'hard_timeout' | 'no_change_timeout' | 'terminated';
+/**
+ * AIO's BashCommandStatus, and `denied`: a person (or the approval policy) refused the line, which
+ * never ran. `exit_code` is set only when `completed`.
+ */
+export type CommandStatus = 'running' | 'completed' | 'hard_timeout' | 'no_change_timeout' | 'terminated' | 'denied';
 
 /** Why a native `send` returned (seeds 001/002). */
 export type WaitReason = 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit';

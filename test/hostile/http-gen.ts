@@ -73,6 +73,8 @@ export interface HttpCase {
     publicRoute: boolean;
     /** The caller targets a session that is not its own (must never succeed). */
     foreignSession: boolean;
+    /** An agent calls a route only the person may use (must never succeed). */
+    personOnly?: boolean;
   };
 }
 
@@ -109,7 +111,10 @@ type Spec =
   | { t: 'remoteName' }
   | { t: 'remoteUrl' }
   | { t: 'remoteToken' }
-  | { t: 'pem' };
+  | { t: 'pem' }
+  | { t: 'policyDefault' }
+  | { t: 'rules' }
+  | { t: 'note' };
 
 interface Field {
   name: string;
@@ -118,7 +123,10 @@ interface Field {
   nullable?: boolean;
 }
 
-type Role = 'read' | 'write' | 'run' | 'create' | 'destroy' | 'floor' | 'tokens' | 'public' | 'list';
+type Role = 'read' | 'write' | 'run' | 'create' | 'destroy' | 'floor' | 'tokens' | 'public' | 'list' | 'approvals';
+
+/** Routes only the person's credential may use: an agent is refused (403), never served. */
+const PERSON_ONLY: Role[] = ['floor', 'tokens', 'approvals'];
 
 interface Route {
   name: string;
@@ -319,7 +327,22 @@ export const ROUTES: Route[] = [
   },
   { name: 'remote remove', method: 'DELETE', path: '/api/remotes/:name', role: 'tokens' },
   { name: 'remote retry', method: 'POST', path: '/api/remotes/:name/retry', role: 'tokens' },
+  // Approvals (src/main/approvals/door.ts): person only.
+  { name: 'policy get', method: 'GET', path: '/api/policy', role: 'approvals' },
+  { name: 'policy put', method: 'PUT', path: '/api/policy', role: 'approvals', fields: [opt('default', { t: 'policyDefault' }), opt('rules', { t: 'rules' })] },
+  { name: 'approvals list', method: 'GET', path: '/api/approvals', role: 'approvals' },
+  { name: 'approve', method: 'POST', path: '/api/approvals/:aid/approve', role: 'approvals', fields: [opt('note', { t: 'note' }), opt('remember', { t: 'bool' })] },
+  { name: 'deny', method: 'POST', path: '/api/approvals/:aid/deny', role: 'approvals', fields: [opt('reason', { t: 'note' })] },
+  { name: 'approval takeover', method: 'POST', path: '/api/approvals/:aid/takeover', role: 'approvals', fields: [opt('reason', { t: 'note' })] },
 ];
+
+/**
+ * Rule patterns for generated policies. None can match anything this suite types (SAFE_COMMANDS, printf
+ * of random text, comments) with any real chance: a policy the admin saves here must never hold the
+ * suite's own commands, whose calls would then wait for a person.
+ */
+const INERT_PATTERNS = ['^ptydeck-hostile-never-[0-9]{6}$', '\\bzz-hostile-nomatch\\b', '(?:qqq-hostile){2}', '^$never'];
+const AGENT_NAMES = ['mallory', 'someone', 'a.b-c_d'];
 
 /** `since`, `limit` (and `agent` on /api/audit): valid values, and ones certainly invalid. */
 function timelineQuery(rng: Rng, audit: boolean): { q: string; invalid: string[]; uncertain: boolean } {
@@ -550,6 +573,17 @@ function validValue(spec: Spec, rng: Rng, w: World, ctx: { target?: string }): u
     case 'pem':
       // No valid certificate is generated: leave the field out.
       return null;
+    // Never "ask": that would hold every agent command of the suite for a person.
+    case 'policyDefault':
+      return 'allow';
+    case 'rules':
+      return Array.from({ length: rng.int(0, 4) }, () => ({
+        pattern: rng.pick(INERT_PATTERNS),
+        action: rng.pick(['ask', 'deny', 'allow']),
+        ...(rng.chance(0.3) ? { agent: rng.pick(AGENT_NAMES) } : {}),
+      }));
+    case 'note':
+      return rng.pick(['', 'no', rng.unicode(rng.int(1, 200)), `${rng.ascii(40)}\r\n\x1b[31m`]);
   }
 }
 
@@ -558,11 +592,11 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
   const generic: Mutation[] = [
     { value: MISSING, invalid: f.required ? true : false, label: 'missing' },
     { value: null, invalid: f.nullable ? false : true, label: 'null' },
-    { value: [], invalid: true, label: 'empty array' },
+    { value: [], invalid: spec.t !== 'rules', label: 'empty array' },
     { value: {}, invalid: spec.t === 'env' ? false : true, label: 'empty object' },
     { value: { $gt: '' }, invalid: true, label: 'operator object' },
   ];
-  const isString = ['newId', 'targetId', 'dir', 'execdDir', 'cmd', 'execdCmd', 'input', 'enum', 'signal', 'tokenName', 'user', 'loginToken', 'bashTarget', 'bashNewId', 'bashSignal', 'commandId', 'snapshot', 'remoteName', 'remoteUrl', 'remoteToken', 'pem'].includes(spec.t);
+  const isString = ['newId', 'targetId', 'dir', 'execdDir', 'cmd', 'execdCmd', 'input', 'enum', 'signal', 'tokenName', 'user', 'loginToken', 'bashTarget', 'bashNewId', 'bashSignal', 'commandId', 'snapshot', 'remoteName', 'remoteUrl', 'remoteToken', 'pem', 'policyDefault', 'note'].includes(spec.t);
   const isNumber = ['dim', 'int', 'secs', 'waitSecs', 'offset', 'count'].includes(spec.t);
   if (isString) generic.push({ value: rng.pick([0, -1, 1.5, 1e308]), invalid: true, label: 'number for a string' }, { value: true, invalid: true, label: 'boolean for a string' });
   if (isNumber) generic.push({ value: rng.pick(['1', 'abc', '', '1e3', 'NaN', 'Infinity']), invalid: true, label: 'string for a number' }, { value: false, invalid: true, label: 'boolean for a number' });
@@ -744,6 +778,31 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
         { value: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----', invalid: true, label: 'PEM that does not parse' },
         { value: 'c'.repeat(70 * 1024), invalid: true, label: 'ca over 64 KiB' },
       );
+      break;
+    case 'policyDefault':
+      specific.push({ value: rng.pick(['deny', '', 'ASK', 'Allow', 'always']), invalid: true, label: 'not allow or ask' });
+      break;
+    case 'rules': {
+      const ok = { pattern: INERT_PATTERNS[0], action: 'ask' };
+      specific.push(
+        { value: [ok, { pattern: 'foo(', action: 'ask' }], invalid: true, label: 'invalid regular expression' },
+        { value: [{ pattern: '[z-a]', action: 'deny' }], invalid: true, label: 'invalid range' },
+        { value: [{ pattern: 'x', action: 'maybe' }], invalid: true, label: 'unknown action' },
+        { value: [{ pattern: '', action: 'ask' }], invalid: true, label: 'empty pattern' },
+        { value: [{ pattern: 5, action: 'ask' }], invalid: true, label: 'pattern not a string' },
+        { value: [{ action: 'ask' }], invalid: true, label: 'pattern missing' },
+        { value: [{ pattern: 'y'.repeat(2001), action: 'ask' }], invalid: true, label: 'pattern over 2000' },
+        { value: [{ pattern: huge(rng, lim).replace(/\0/g, 'z'), action: 'ask' }], invalid: true, label: 'huge pattern' },
+        { value: [ok, null], invalid: true, label: 'null rule' },
+        { value: [ok, 'rm'], invalid: true, label: 'string rule' },
+        { value: [{ ...ok, agent: rng.pick(['', 'has space', '../x', 'a'.repeat(65), 7]) }], invalid: true, label: 'bad agent name' },
+        { value: Array.from({ length: 501 }, () => ok), invalid: true, label: '501 rules' },
+        { value: rng.pick(['rm', 5, true]), invalid: true, label: 'rules not a list' },
+      );
+      break;
+    }
+    case 'note':
+      specific.push({ value: 'n'.repeat(2001), invalid: true, label: 'note over 2000' }, { value: huge(rng, lim), invalid: true, label: 'huge note' });
       break;
   }
   return rng.chance(0.55) && specific.length ? rng.pick(specific) : rng.pick(generic);
@@ -1083,7 +1142,7 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
   if (rng.chance(0.08)) {
     // An unknown route or a method a route does not have.
     const method = rng.pick(METHODS);
-    let path = rng.chance(0.5) ? rng.pick(UNKNOWN_PATHS) : rng.pick(ROUTES).path.replace(':id', 'h-1').replace(':name', 'x').replace(':key', 'mabc1234-abcdef');
+    let path = rng.chance(0.5) ? rng.pick(UNKNOWN_PATHS) : rng.pick(ROUTES).path.replace(':id', 'h-1').replace(':name', 'x').replace(':aid', 'apr_x').replace(':key', 'mabc1234-abcdef');
     // DELETE /v1/shell/sessions closes every session the caller sees: the admin would close the live ones.
     if (path === '/v1/shell/sessions' && method === 'DELETE') path = '/v1/shell/sessions/stats';
     const cred = credential(who, rng, w, { dialect: dialectOf(path) });
@@ -1111,6 +1170,13 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
   let queryUncertain = false;
   if (route.path.includes(':id')) path = path.replace(':id', target!.segment ?? encodeURIComponent(target!.id));
   if (route.path.includes(':name')) path = path.replace(':name', rng.pick(['nobody-here', '..%2F..', 'alice%00', '__proto__', 'x'.repeat(70), 'h-none']));
+  // No approval waits during the suite, so every id is unknown (404 for the person, 403 for an agent).
+  // A hostile segment may be refused by the router before the body is read: then the body's faults go unnamed.
+  let hostileAid = false;
+  if (route.path.includes(':aid')) {
+    hostileAid = rng.chance(0.4);
+    path = path.replace(':aid', hostileAid ? rng.pick(HOSTILE_SEGMENTS) : rng.pick(['apr_0123456789abcdef01', `apr_${rng.ascii(18).replace(/[^A-Za-z0-9]/g, 'x')}`]));
+  }
   if (route.path.includes(':key')) {
     const key = rng.pick(RECORDING_KEYS);
     path = path.replace(':key', key);
@@ -1154,13 +1220,14 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
     expect: {
       foreign: foreignKind ?? undefined,
       invalid: [...built.invalid, ...queryInvalid],
-      uncertain: built.uncertain || queryUncertain || Boolean(target?.segment),
+      uncertain: built.uncertain || queryUncertain || Boolean(target?.segment) || hostileAid,
       // With a hostile path segment too, which fault is answered first (a malformed URL is, before any
       // body is read) is the server's to choose; the segment already makes the case uncertain.
-      broken: target?.segment ? undefined : built.broken,
+      broken: target?.segment || hostileAid ? undefined : built.broken,
       credential: cred.credential,
       publicRoute: route.role === 'public',
       foreignSession,
+      personOnly: who === 'mallory' && PERSON_ONLY.includes(route.role),
     },
   };
 }

@@ -223,7 +223,7 @@ export interface UpgradeCase {
  * The server routes an upgrade on the WHATWG-normalized path (`/pty/%2e%2e/ws` is `/ws`), matching these
  * patterns; an unknown one is 404 before the credential is looked at.
  */
-const WS_ROUTES = [/^\/v2\/pty\/sessions\/[^/]+\/ws$/, /^\/v2\/pty\/ws$/, /^\/v1\/shell\/ws$/, /^\/pty\/[^/]+\/ws$/, /^\/api\/events$/, /^\/api\/sessions\/[^/]+\/view$/];
+const WS_ROUTES = [/^\/v2\/pty\/sessions\/[^/]+\/ws$/, /^\/v2\/pty\/ws$/, /^\/v1\/shell\/ws$/, /^\/pty\/[^/]+\/ws$/, /^\/api\/events$/, /^\/api\/sessions\/[^/]+\/view$/, /^\/api\/approvals\/events$/];
 export const normalizedPath = (target: string): string => new URL(target, 'http://x').pathname;
 export const wsRouteKnown = (target: string): boolean => WS_ROUTES.some((re) => re.test(normalizedPath(target)));
 
@@ -345,6 +345,14 @@ export function generateUpgradeCase(index: number, root: Rng, w: UpgradeWorld): 
           [1, '?since=99999999999999999999'],
         ]);
         return `/api/sessions/${seg}/view`;
+      },
+    ],
+    [
+      2,
+      () => {
+        // Person only: an agent gets 403; nothing about a session is at stake.
+        foreignSession = false;
+        return '/api/approvals/events';
       },
     ],
     [

@@ -126,6 +126,7 @@ export async function waitFor(session: Session, seconds: number) {
     hard_timeout: 'Process reached hard timeout',
     no_change_timeout: 'Process is still running (no new output yet)',
     terminated: 'Process terminated',
+    denied: 'Command denied: it did not run',
   };
   return envelope({ status, exit_code: rec && status === 'completed' ? rec.exitCode : null, command: rec?.command ?? null }, messages[status]);
 }

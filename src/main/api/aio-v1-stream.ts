@@ -45,6 +45,8 @@ export async function streamExec(
     if (outcome === 'async') {
       // 1.x streams an async command until it ends too; only its client leaving stops the stream.
       while (!record.finished && sse.isOpen) await record.until(() => record.finished, ClientCheckMs);
+      // Denied while it waited for a person: the stream ends with the denial, as a sync exec answers it.
+      if (record.status === 'denied') throw record.denial ?? new Error('Denied');
       outcome = record.status === 'running' ? 'async' : record.status;
     }
     follow.drain();

@@ -5,6 +5,7 @@ import { UnsupportedError } from '../terminal/session';
 import { SendActiveError } from '../terminal/send';
 import { TmuxUnavailableError } from '../terminal/backends/tmux';
 import { HostClosedError, NoRunningProcessError, SpawnRefusedError, StdinBacklogError } from '../terminal/pipe-commands/command-host';
+import { DeniedError } from '../terminal/line-gate';
 import { HostUnavailableError } from '../terminal/host/host-client';
 
 /**
@@ -72,6 +73,8 @@ function defaultCode(status: number): string {
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof FloorRefusedError) return new ApiError(FLOOR_HELD_STATUS, err.message, 'FLOOR_HELD');
+  // A person (or the approval policy) refused the command: it never ran.
+  if (err instanceof DeniedError) return new ApiError(403, err.message, 'DENIED');
   if (err instanceof BusyError) return new ApiError(400, err.message, 'SESSION_BUSY');
   if (err instanceof NotActiveError) return new ApiError(400, err.message, 'SESSION_NOT_ACTIVE');
   if (err instanceof SessionLimitError) return new ApiError(400, err.message, 'SESSION_LIMIT');

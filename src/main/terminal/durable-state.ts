@@ -20,6 +20,8 @@ export interface SavedSession {
   floor: FloorMode;
   nonce: string;
   envTag: string;
+  /** Its shell asks before running a line (line-gate-hook.ts), so an adopting server listens for it. */
+  gateHook?: boolean;
   /** Runs one command instead of an interactive shell (execd's `command`): no markers to follow. */
   command?: string;
 }

@@ -19,6 +19,9 @@ import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readin
 import { SYSTEM, type Actor } from './actor';
 import type { FloorMode } from './floor';
 import { Session, type HostFactory, type SessionBackends, type SessionSpec } from './session';
+import type { LineGate } from './line-gate';
+import type { GateHost } from './line-gate-link';
+import { LineGateServer } from './line-gate-server';
 import type { TeardownReport } from './teardown';
 
 export interface ManagerConfig {
@@ -128,6 +131,7 @@ export class SessionManager {
   private readonly reaper: NodeJS.Timeout;
   private readonly waitMonitor: NodeJS.Timeout;
   private readonly waitSeenAt = new WeakMap<Session, number>();
+  private gateHost: GateHost | undefined;
 
   constructor(config: Partial<ManagerConfig> = {}, backends?: { pty: Backend; pipe?: Backend }) {
     this.config = { ...defaultManagerConfig(), ...config };
@@ -148,6 +152,26 @@ export class SessionManager {
     this.reaper.unref();
     this.waitMonitor = setInterval(() => this.checkWaiting(), WaitMonitorConstants.IntervalMs);
     this.waitMonitor.unref();
+  }
+
+  /**
+   * From now on, lines typed into new sessions of owners `appliesTo` accepts are asked about first
+   * (line-gate.ts). Resolves, once the gate's port is listening, to the way to stop it.
+   */
+  async setLineGate(gate: LineGate, appliesTo: (owner: string) => boolean): Promise<() => Promise<void>> {
+    const server = new LineGateServer(this.config.stateDir);
+    await server.start();
+    const host: GateHost = { gate, server, appliesTo };
+    this.gateHost = host;
+    return async () => {
+      if (this.gateHost === host) this.gateHost = undefined;
+      await server.stop();
+    };
+  }
+
+  /** The loopback port gated shells ask on (0 when no gate is registered). */
+  get lineGatePort(): number {
+    return this.gateHost?.server.port ?? 0;
   }
 
   get(id: string): Session | undefined {
@@ -214,7 +238,7 @@ export class SessionManager {
       backend: req.host ? 'native' : this.chooseBackend(req),
     };
     if (spec.backend === 'host') spec.backend = await this.connectHost();
-    const session = new Session(spec, this.backends, this.memory);
+    const session = new Session(spec, this.backends, this.memory, this.gateHost);
     this.register(session);
     if (req.host) {
       try {
@@ -333,7 +357,7 @@ export class SessionManager {
       if (!backend) continue;
       for (const { saved, proc } of await backend.survivors()) {
         if (this.sessions.has(saved.id)) continue;
-        const session = new Session(this.specFromRecord(saved, kind), this.backends, this.memory);
+        const session = new Session(this.specFromRecord(saved, kind), this.backends, this.memory, this.gateHost);
         this.register(session);
         session.adopt(proc);
         adopted.push(session);
@@ -362,7 +386,7 @@ export class SessionManager {
       retention: saved.retention,
       teardownGraceMs: this.config.teardownGraceMs,
       backend: kind,
-      identity: { nonce: saved.nonce, envTag: saved.envTag },
+      identity: { nonce: saved.nonce, envTag: saved.envTag, gateHook: saved.gateHook === true },
       createdAt: saved.createdAt,
       restored: true,
     };

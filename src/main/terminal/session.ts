@@ -10,6 +10,7 @@ import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
 import { Emitter } from './emitter';
 import { SYSTEM, type Actor, type TerminalAction } from './actor';
 import { Floor, FloorRefusedError, type FloorMode } from './floor';
+import { LineGateLink, type GateEvent, type GateHost } from './line-gate-link';
 import { MarkerScanner, type Marker } from './marker-scanner';
 import { OutputHub, type OutputReader } from './output-hub';
 import { OutputLog } from './output-log';
@@ -41,8 +42,8 @@ export interface SessionSpec {
   teardownGraceMs?: number;
   /** Which terminal backs the PTY: node-pty in this process, or one that outlives ptydeck (the PTY host, tmux). */
   backend?: 'native' | 'host' | 'tmux';
-  /** A session re-adopted after a restart keeps its marker nonce and environment tag. */
-  identity?: { nonce: string; envTag: string };
+  /** A session re-adopted after a restart keeps its marker nonce and environment tag (and its line gate hook). */
+  identity?: { nonce: string; envTag: string; gateHook?: boolean };
   createdAt?: string;
   /** Taken over from a terminal an earlier ptydeck started (PTY host or tmux). */
   restored?: boolean;
@@ -79,6 +80,8 @@ export interface SessionEvents extends Record<string, unknown> {
   signal: { signal: string; by: Actor; delivered: boolean; targetPgid: number | null };
   exit: ProcessExit;
   closed: TeardownReport & { by: Actor };
+  /** A line waits for a decision (line-gate.ts), or was decided after waiting, or was refused. */
+  gate: GateEvent;
 }
 
 /** Builds the process a session runs on when it is not a shell (see `Session.host`). */
@@ -142,12 +145,17 @@ export class Session {
   private readonly shellKind: ShellKind;
   /** Terminal queries up to here were answered by a screen since dropped (its successor stays silent on them). */
   private queriesAnsweredTo = 0;
+  /** Present when lines typed here must be asked about first (an agent's session, a gate registered). */
+  private readonly gate: LineGateLink | null;
+  /** The shell asks itself (bash's hook); otherwise the doors ask before typing. */
+  private gateInShell = false;
 
   constructor(
     readonly spec: SessionSpec,
     private readonly backends: SessionBackends,
     /** Told of every byte appended, so the sessions' shared memory budget can act in time. */
     private readonly memory: { noteGrowth(bytes: number): void } | null = null,
+    gateHost?: GateHost,
   ) {
     this.createdAt = spec.createdAt ? new Date(spec.createdAt) : new Date();
     this.cols = spec.cols;
@@ -175,8 +183,12 @@ export class Session {
       typeKeys: (text, writer, command) => this.typeKeys(text, writer, 'exec', command),
       signalForeground: (signal) => this.signalForeground(signal, SYSTEM).delivered,
       lastOutputAt: () => this.lastOutput,
+      heldMs: () => this.heldMs(),
+      isHeld: () => this.held,
       changed: () => this.changed(),
     });
+    this.gate = gateHost?.appliesTo(spec.owner) ? new LineGateLink(this, gateHost) : null;
+    this.events.on('gate', (e) => this.commands.onGate(e));
   }
 
   get id(): string {
@@ -220,14 +232,15 @@ export class Session {
       floor: this.floor.mode,
       nonce: identity.nonce,
       envTag: identity.envTag,
+      ...(identity.gateHook ? { gateHook: true } : {}),
       ...(this.spec.command !== undefined ? { command: this.spec.command } : {}),
     };
   }
 
   /** What a restart needs to recognise this session's markers and processes again. */
-  get identity(): { nonce: string; envTag: string } | null {
+  get identity(): { nonce: string; envTag: string; gateHook: boolean } | null {
     const nonce = this.launch?.nonce ?? this.spec.identity?.nonce ?? (this.spec.command !== undefined ? '' : undefined);
-    return nonce !== undefined ? { nonce, envTag: this.envTag } : null;
+    return nonce !== undefined ? { nonce, envTag: this.envTag, gateHook: this.gateInShell } : null;
   }
 
   get started(): boolean {
@@ -328,7 +341,9 @@ export class Session {
       env = childEnvironment(process.env, extraEnv);
       this.commands.state = 'busy';
     } else {
-      this.launch = prepareShell({ shell: this.spec.shell, loadUserRc: this.spec.loadUserRc, baseEnv: process.env, extraEnv });
+      const hook = this.gate && this.shellKind === 'bash' ? { portFile: this.gate.portFile } : undefined;
+      this.launch = prepareShell({ shell: this.spec.shell, loadUserRc: this.spec.loadUserRc, baseEnv: process.env, extraEnv, lineGate: hook });
+      if (hook) this.listenToGate(this.launch.nonce);
       file = this.launch.file;
       args = this.launch.args;
       env = this.launch.env;
@@ -372,6 +387,8 @@ export class Session {
     this.mode = 'pty';
     const nonce = this.spec.identity?.nonce;
     if (nonce) this.followShellIntegration(nonce);
+    // Its hook (if an earlier ptydeck gave it one) finds this server through the port file.
+    if (nonce && this.gate && this.spec.identity?.gateHook) this.listenToGate(nonce);
     this.log.startAt(proc.initialOffset);
     this.attachProcess(proc);
   }
@@ -429,16 +446,29 @@ export class Session {
     throw new FloorRefusedError(action);
   }
 
-  /** Writes bytes to the terminal as one write, if the floor lets `by` type. */
-  write(data: string | Uint8Array, by: Actor): void {
-    this.typeKeys(data, by, 'input');
+  /**
+   * Writes bytes to the terminal as one write, if the floor lets `by` type. `lineChecked`: the line
+   * was already asked about at the door (a send into a shell without the hook).
+   */
+  write(data: string | Uint8Array, by: Actor, lineChecked = false): void {
+    this.typeKeys(data, by, 'input', undefined, lineChecked);
   }
 
-  private typeKeys(data: string | Uint8Array, by: Actor, action: TerminalAction, command?: string): void {
+  private typeKeys(data: string | Uint8Array, by: Actor, action: TerminalAction, command?: string, lineChecked = false): void {
     this.authorize(by, action);
     if (this.closed) throw new NotActiveError('it has been closed');
     if (!this.proc) this.start();
     if (!this.isAlive) throw new NotActiveError(`its shell has exited${this.exit?.exitCode != null ? ` with code ${this.exit.exitCode}` : ''}`);
+    if (this.gateAtDoor && by.kind === 'agent' && command === undefined && !lineChecked) {
+      // No hook reads this line: an agent's Enter waits at the door until its line is allowed.
+      this.gate!.typeAtDoor(data, by, (d) => this.typeNow(d, by, command), (text) => this.showNotice(text));
+      return;
+    }
+    this.typeNow(data, by, command);
+  }
+
+  private typeNow(data: string | Uint8Array, by: Actor, command?: string): void {
+    if (!this.isAlive) return;
     const offset = this.log.end;
     // Published just before the write: a subscriber sees the terminal as these bytes will find it (is
     // it echoing? the timeline keeps a password typed at a prompt that does not echo out of its records).
@@ -446,11 +476,35 @@ export class Session {
     this.proc!.write(data);
   }
 
+  /**
+   * Whether the doors ask about an agent's typed line: the shell has no hook (dash), or something other
+   * than the hooked shell's prompt will read it (a program runs: a REPL, or a shell the agent started,
+   * `bash --norc`, `exec env -i bash`, which has no hook and never gives the prompt back).
+   */
+  private get gateAtDoor(): boolean {
+    return this.gate !== null && (!this.gateInShell || this.commands.state === 'busy');
+  }
+
+  private listenToGate(nonce: string): void {
+    this.gateInShell = true;
+    this.gate?.listen(nonce);
+  }
+
+  /**
+   * A line of ptydeck's own on the terminal (a refusal at the door), as if the terminal printed it. Not
+   * on a terminal that outlives ptydeck (the PTY host, tmux): its log offsets are the backend's own, and
+   * a line of ours would shift them.
+   */
+  private showNotice(text: string): void {
+    if (!this.durableBackend) this.onOutput(Buffer.from(`\r\n${text}\r\n`), 1);
+  }
+
   async exec(command: string, opts: ExecOptions) {
     if (!this.proc) this.start();
     // Shell integration (markers) is what exec needs: a started shell has it, and so has an adopted one.
     if (!this.scanner) throw new UnsupportedError('exec needs an interactive shell on a terminal; this session runs a single command or pipes');
     this.authorize(opts.writer, 'exec');
+    if (this.gate && !this.gateInShell) await this.gate.checkAtDoor(command, opts.writer);
     return this.commands.exec(command, { ...opts, noChangeTimeoutSecs: opts.noChangeTimeoutSecs ?? this.noChangeTimeoutSecs });
   }
 
@@ -463,6 +517,20 @@ export class Session {
     } finally {
       this.sending = false;
     }
+  }
+
+  /** Whether a line here waits for a person's decision now (exec and send stop their clocks meanwhile). */
+  get held(): boolean {
+    return this.gate?.held ?? false;
+  }
+
+  heldMs(): number {
+    return this.gate?.heldMs() ?? 0;
+  }
+
+  /** The door-level gate (no hook reads the line, see gateAtDoor) for a send's line; the hook asks by itself. */
+  async checkLineAtDoor(text: string, by: Actor): Promise<void> {
+    if (this.gateAtDoor) await this.gate!.checkAtDoor(text, by);
   }
 
   /** The backend can tell when every byte the terminal holds has reached the log (see drainOutput). */

@@ -17,6 +17,7 @@ interface ErrorBody {
   error?: { code?: string; message?: string };
 }
 
+/** One call to the server's REST API with the viewer's credential; refusals become ApiError. */
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {

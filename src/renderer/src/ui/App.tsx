@@ -11,6 +11,9 @@ import { LoginForm } from './LoginForm';
 import { SessionView } from './SessionView';
 import { Sidebar } from './Sidebar';
 import { useToast } from './toasts';
+import { ApprovalsPanel, SessionApprovalBanner } from '../approvals/ApprovalsPanel';
+import { PolicyEditor } from '../approvals/PolicyEditor';
+import { useApprovals } from '../approvals/useApprovals';
 import type { RecordingInfo } from '../../../shared/timeline';
 import { PastSessions } from '../replay/PastSessions';
 import { ReplayView } from '../replay/ReplayView';
@@ -47,10 +50,13 @@ export function App() {
   const ordered = useMemo(() => tabOrder(groupByHost(state.sessions.values(), state.remotes)), [state.sessions, state.remotes]);
   const selected = (chosen && state.sessions.get(chosen)) || ordered[0] || null;
 
+  const approvals = useApprovals({ onSession: (s) => store.upsert(s), openSession: choose, toast });
   const waiting = ordered.filter((s) => s.waitingForInput && s.shellState !== 'exited').length;
+  const awaitingApproval = approvals.approvals.length;
   useEffect(() => {
-    document.title = waiting ? `(${waiting}) ptydeck` : 'ptydeck';
-  }, [waiting]);
+    const n = waiting + awaitingApproval;
+    document.title = n ? `(${n}) ptydeck` : 'ptydeck';
+  }, [waiting, awaitingApproval]);
 
   const openTerminal = async () => {
     setOpening(true);
@@ -77,8 +83,12 @@ export function App() {
         </div>
         <span className="topbar-count" data-testid="session-count">
           {state.loaded ? `${ordered.length} terminal${ordered.length === 1 ? '' : 's'}${waiting ? ` · ${waiting} waiting for input` : ''}` : ''}
+          {awaitingApproval ? ` · ${awaitingApproval} waiting for approval` : ''}
         </span>
         <span className="spacer" />
+        <button type="button" className={`btn${awaitingApproval ? ' btn-attention' : ' btn-quiet'}`} onClick={() => approvals.setPanelOpen(!approvals.panelOpen)} aria-expanded={approvals.panelOpen} data-testid="approvals-toggle">
+          Approvals{awaitingApproval ? ` (${awaitingApproval})` : ''}
+        </button>
         <LinkPill link={state.link} />
         <RemotesButton remotes={state.remotes} disabled={state.link.state !== 'live'} />
         <button type="button" className={`btn ${page.kind === 'live' ? 'btn-quiet' : 'btn-primary'}`} aria-pressed={page.kind !== 'live'} onClick={() => setPage(page.kind === 'live' ? { kind: 'recordings' } : { kind: 'live' })}>
@@ -93,7 +103,7 @@ export function App() {
       <div className="workspace">
         {page.kind !== 'live' ? (
           <>
-            {ordered.length > 0 || state.remotes.length > 0 ? <Sidebar sessions={ordered} selected={null} onSelect={choose} remotes={state.remotes} onRetryRemote={(name) => void remotesApi.retry(name).catch(() => undefined)} /> : null}
+            {ordered.length > 0 || state.remotes.length > 0 ? <Sidebar sessions={ordered} selected={null} onSelect={choose} remotes={state.remotes} onRetryRemote={(name) => void remotesApi.retry(name).catch(() => undefined)} approvalsBySession={approvals.bySession} /> : null}
             <main className="main main-replay">
               {page.kind === 'recordings' ? (
                 <PastSessions onOpen={(rec) => setPage({ kind: 'replay', rec })} />
@@ -104,9 +114,19 @@ export function App() {
           </>
         ) : ordered.length > 0 || state.remotes.length > 0 ? (
           <>
-            <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} remotes={state.remotes} onRetryRemote={(name) => void remotesApi.retry(name).catch(() => undefined)} />
+            <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} remotes={state.remotes} onRetryRemote={(name) => void remotesApi.retry(name).catch(() => undefined)} approvalsBySession={approvals.bySession} />
             <main className={`main${selected ? '' : ' main-empty'}`}>
-              {selected ? <SessionView key={selected.id} session={selected} store={store} online={state.link.state === 'live' && hostUp(selected, state.remotes)} /> : <EmptyState onOpen={() => void openTerminal()} opening={opening || state.link.state !== 'live'} />}
+              {selected ? (
+                <SessionView
+                  key={selected.id}
+                  session={selected}
+                  store={store}
+                  online={state.link.state === 'live' && hostUp(selected, state.remotes)}
+                  banner={<SessionApprovalBanner approvals={approvals.approvals.filter((a) => a.session_id === selected.id)} onShow={() => approvals.setPanelOpen(true)} />}
+                />
+              ) : (
+                <EmptyState onOpen={() => void openTerminal()} opening={opening || state.link.state !== 'live'} />
+              )}
             </main>
           </>
         ) : (
@@ -120,7 +140,9 @@ export function App() {
             )}
           </main>
         )}
+        {approvals.panelOpen ? <ApprovalsPanel approvals={approvals.approvals} actions={approvals.actions} onClose={() => approvals.setPanelOpen(false)} onEditPolicy={() => approvals.setEditingPolicy(true)} /> : null}
       </div>
+      {approvals.editingPolicy && approvals.policy ? <PolicyEditor policy={approvals.policy} onSave={approvals.savePolicy} onClose={() => approvals.setEditingPolicy(false)} /> : null}
     </div>
   );
 }

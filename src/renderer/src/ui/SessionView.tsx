@@ -32,6 +32,8 @@ interface SessionViewProps {
   store: SessionStore;
   /** The events socket is up: REST calls have a chance, and the summary is current. */
   online: boolean;
+  /** Shown between the header and the terminal (a feature's notice, e.g. a command waiting for approval). */
+  banner?: ReactNode;
 }
 
 export const ConfirmTiming = { CloseArmedMs: 4000 } as const;
@@ -39,7 +41,7 @@ export const ConfirmTiming = { CloseArmedMs: 4000 } as const;
 const READ_ONLY_HINT = 'read-only-hint';
 
 /** The selected session: its header with the floor controls, and the terminal in a frame coloured by floor. */
-export function SessionView({ session, store, online }: SessionViewProps) {
+export function SessionView({ session, store, online, banner }: SessionViewProps) {
   const toast = useToast();
   const clearToast = useClearToast();
   const controller = useRef<TerminalController | null>(null);
@@ -176,6 +178,7 @@ export function SessionView({ session, store, online }: SessionViewProps) {
           <CloseButton session={session} store={store} disabled={!online} />
         </div>
       </header>
+      {banner}
 
       <div className="session-body">
         {replaying ? (

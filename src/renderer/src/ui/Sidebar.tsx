@@ -16,10 +16,12 @@ interface SidebarProps {
   /** Other servers this deck shows: their sessions are grouped by host, then by agent. */
   remotes?: readonly RemoteStatus[];
   onRetryRemote?(name: string): void;
+  /** Commands waiting for the person's approval, per session (approvals/). */
+  approvalsBySession?: ReadonlyMap<string, number>;
 }
 
 /** Every session as a tab, grouped by host (when there are remotes), then by the agent that owns it. Arrow keys move between tabs. */
-export function Sidebar({ sessions, selected, onSelect, remotes = [], onRetryRemote }: SidebarProps) {
+export function Sidebar({ sessions, selected, onSelect, remotes = [], onRetryRemote, approvalsBySession }: SidebarProps) {
   const hosts = groupByHost(sessions, remotes);
   const nav = useRef<HTMLElement>(null);
   const onKeyDown = (ev: KeyboardEvent) => {
@@ -45,7 +47,7 @@ export function Sidebar({ sessions, selected, onSelect, remotes = [], onRetryRem
               </h2>
               <div role="tablist" aria-label={g.label} aria-orientation="vertical" className="tab-list">
                 {g.sessions.map((s) => (
-                  <SessionTab key={s.id} session={s} selected={s.id === selected} onSelect={onSelect} />
+                  <SessionTab key={s.id} session={s} selected={s.id === selected} onSelect={onSelect} approvals={approvalsBySession?.get(s.id) ?? 0} />
                 ))}
               </div>
             </section>
@@ -56,8 +58,10 @@ export function Sidebar({ sessions, selected, onSelect, remotes = [], onRetryRem
   );
 }
 
-function SessionTab({ session: s, selected, onSelect }: { session: SessionSummary; selected: boolean; onSelect(id: string): void }) {
+function SessionTab({ session: s, selected, onSelect, approvals }: { session: SessionSummary; selected: boolean; onSelect(id: string): void; approvals: number }) {
   const status = statusOf(s);
+  // A command held for the person outranks every other state: nothing moves until they decide.
+  const label = approvals ? 'waits for approval' : status.label;
   const statusId = `${tabDomId(s.id)}-status`;
   return (
     <button
@@ -73,6 +77,7 @@ function SessionTab({ session: s, selected, onSelect }: { session: SessionSummar
       data-session-id={s.id}
       data-status={status.kind}
       data-floor={s.floor}
+      data-approval={approvals ? 'waiting' : undefined}
       onClick={() => onSelect(s.id)}
       title={`${s.id}\n${s.cwd}`}
     >
@@ -84,7 +89,7 @@ function SessionTab({ session: s, selected, onSelect }: { session: SessionSummar
         <FloorChip floor={s.floor} compact />
       </span>
       <span className="tab-bottom" id={statusId}>
-        <span className="tab-status">{status.label}</span>
+        <span className={`tab-status${approvals ? ' tab-status-approval' : ''}`}>{label}</span>
         {status.command ? <code className="tab-command">{status.command}</code> : null}
         <span className="visually-hidden">, {FloorText[s.floor].short}</span>
       </span>
