@@ -5,6 +5,7 @@ import { TokenError, TokenStore } from './api/auth';
 import { startPtydeck } from './app';
 import { ensureHome, readRuntimeFile, runtimeFilePath } from './home';
 import { runMcpBridge } from './mcp-bridge';
+import { environmentWithSecretsTaken } from './secret-env';
 
 /**
  * `ptydeck`: the headless entry. Never imports electron.
@@ -66,7 +67,8 @@ async function serve(args: string[]): Promise<number> {
     options: { port: { type: 'string' }, host: { type: 'string' }, 'allowed-host': { type: 'string', multiple: true } },
     strict: true,
   });
-  const config = loadConfig({ port: values.port, host: values.host, allowedHosts: values['allowed-host'] });
+  // The admin token may come in the environment: read it once, and leave no trace of it there.
+  const config = loadConfig({ port: values.port, host: values.host, allowedHosts: values['allowed-host'] }, environmentWithSecretsTaken());
   if (!isLoopback(config.host)) {
     console.warn(`ptydeck: WARNING: listening on ${config.host}, not loopback: anyone who can reach this address and holds a token gets a shell.`);
   }

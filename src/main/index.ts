@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { startPtydeck } from './app';
 import { loadConfig } from './config';
 import { runDesktopApp } from './electron-main';
+import { environmentWithSecretsTaken } from './secret-env';
 
 runDesktopApp(
   { app, BrowserWindow, ipcMain, Notification, Tray, Menu, nativeImage, dialog, shell } as never,
-  { loadConfig: () => loadConfig(), startPtydeck, preloadPath: join(__dirname, '../preload/index.js') },
+  { loadConfig: () => loadConfig({}, environmentWithSecretsTaken()), startPtydeck, preloadPath: join(__dirname, '../preload/index.js') },
 ).catch((err: unknown) => {
   console.error('ptydeck: could not start:', err);
   app.exit(1);

@@ -59,11 +59,12 @@ export class AgentOps {
 
   async open(args: z.infer<typeof OpenArgs>) {
     const person = this.principal.kind === 'admin' && this.origin === 'native';
+    const cwd = args.cwd ? await checkedDir(args.cwd) : undefined;
     const { session, created } = await this.ctx.createSession(this.principal, {
       id: args.id ?? undefined,
       origin: person ? 'viewer' : this.origin,
-        explicit: true,
-      cwd: args.cwd ? checkedDir(args.cwd) : undefined,
+      explicit: true,
+      cwd,
       cols: args.cols,
       rows: args.rows,
       env: args.env,

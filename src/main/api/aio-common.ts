@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { truncateOutput, type CommandRecord, type ExecOutcome } from '../terminal/commands';
-import { InvalidRequestError, resolveDirectory } from '../terminal/manager';
+import { InvalidRequestError } from '../terminal/errors';
+import { existingDirectory } from '../terminal/paths';
 import type { Session } from '../terminal/session';
 import type { CommandStatus } from '../../shared/types';
 import { ApiError } from './errors';
@@ -131,9 +132,9 @@ export async function waitFor(session: Session, seconds: number) {
 }
 
 /** Validates a directory the way AIO does: it must exist; the error says which and why. */
-export function checkedDir(dir: string, field = 'cwd'): string {
+export async function checkedDir(dir: string, field = 'cwd'): Promise<string> {
   try {
-    return resolveDirectory(dir, field);
+    return await existingDirectory(dir, field);
   } catch (err) {
     if (err instanceof InvalidRequestError) throw new ApiError(400, err.message, 'INVALID_REQUEST');
     throw err;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { findShell } from '../terminal/shell-integration';
-import { InvalidRequestError, resolveDirectory } from '../terminal/manager';
+import { InvalidRequestError } from '../terminal/errors';
+import { existingDirectory } from '../terminal/paths';
 import type { Session } from '../terminal/session';
 import { checkInputSize, checkedDir, commandResult, envelope, failure, screenOf, sessionInfo, statsOf, terminalUrl, waitFor } from './aio-common';
 import { ApiError } from './errors';
@@ -52,7 +53,7 @@ export const aioV1Door: Door = {
       let cwd: string | undefined;
       if (body.exec_dir) {
         try {
-          cwd = resolveDirectory(body.exec_dir, 'exec_dir');
+          cwd = await existingDirectory(body.exec_dir, 'exec_dir');
         } catch (err) {
           if (!(err instanceof InvalidRequestError)) throw err;
           // AIO: strict refuses with a terminated result; otherwise the session keeps its directory.
@@ -111,7 +112,7 @@ export const aioV1Door: Door = {
 
     app.post('/v1/shell/sessions/create', async (req) => {
       const body = parse(CreateBody, bodyObject(req.body, 'aio'), 'aio');
-      const cwd = body.exec_dir ? checkedDir(body.exec_dir, 'exec_dir') : undefined;
+      const cwd = body.exec_dir ? await checkedDir(body.exec_dir, 'exec_dir') : undefined;
       const { session: s, created } = await ctx.createSession(req.principal, {
         id: body.id ?? undefined,
         origin: 'aio-v1',

@@ -59,7 +59,7 @@ export const aioV2Door: Door = {
       if (body.user && body.user !== userInfo().username) {
         throw new ApiError(400, `user ${JSON.stringify(body.user)}: terminals run as ${userInfo().username}; running as another user is not supported`);
       }
-      const cwd = body.cwd ? checkedDir(body.cwd) : undefined;
+      const cwd = body.cwd ? await checkedDir(body.cwd) : undefined;
       const { session: s, created } = await ctx.createSession(req.principal, {
         id: body.id ?? undefined,
         origin: 'aio-v2',

@@ -1,6 +1,7 @@
 import { BusyError, NotActiveError } from '../terminal/commands';
 import { FloorRefusedError } from '../terminal/floor';
-import { IdTakenError, InvalidRequestError, SessionLimitError } from '../terminal/manager';
+import { InvalidRequestError } from '../terminal/errors';
+import { IdTakenError, SessionLimitError } from '../terminal/manager';
 import { UnsupportedError } from '../terminal/session';
 import { SendActiveError } from '../terminal/send';
 import { TmuxUnavailableError } from '../terminal/backends/tmux';

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
 import type { Backend } from './backends/backend';
 import { NodePtyBackend } from './backends/node-pty-backend';
 import { PipeBackend } from './backends/pipe-backend';
@@ -11,6 +9,8 @@ import { TmuxBackend } from './backends/tmux-backend';
 import { DurableState } from './durable-state';
 import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants, WaitMonitorConstants } from './constants';
 import { Emitter } from './emitter';
+import { InvalidRequestError } from './errors';
+import { existingDirectory } from './paths';
 import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
 import type { FloorMode } from './floor';
 import { Session, type SessionSpec } from './session';
@@ -65,13 +65,7 @@ export interface CreateRequest {
   explicit?: boolean;
 }
 
-/** A request the core refuses; doors turn it into their dialect's 400. */
-export class InvalidRequestError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidRequestError';
-  }
-}
+export { InvalidRequestError };
 
 export class SessionLimitError extends Error {
   constructor(max: number) {
@@ -165,7 +159,7 @@ export class SessionManager {
   }
 
   private async createNew(id: string, req: CreateRequest): Promise<{ session: Session; created: boolean }> {
-    const cwd = resolveDirectory(req.cwd ?? this.config.defaultCwd);
+    const cwd = await existingDirectory(req.cwd ?? this.config.defaultCwd);
     const cols = req.cols ?? SessionConstants.DefaultCols;
     const rows = req.rows ?? SessionConstants.DefaultRows;
     if (!Number.isInteger(cols) || cols < 1 || cols > SessionConstants.MaxCols) throw new InvalidRequestError(`cols must be an integer from 1 to ${SessionConstants.MaxCols}`);
@@ -390,19 +384,4 @@ export class SessionManager {
 function rank(s: Session): number {
   if (!s.isAlive && s.started) return 0;
   return s.spec.retention === 'expiring' ? 1 : 2;
-}
-
-/** `dir` as an existing absolute directory (real path); the error names `field` as the request called it. */
-export function resolveDirectory(dir: string, field = 'cwd'): string {
-  const expanded = dir === '~' ? homedir() : dir.startsWith('~/') ? join(homedir(), dir.slice(2)) : dir;
-  if (expanded.includes('\0')) throw new InvalidRequestError(`${field} must not contain NUL bytes`);
-  if (!isAbsolute(expanded)) throw new InvalidRequestError(`${field} must be an absolute path (got ${JSON.stringify(dir)})`);
-  let st;
-  try {
-    st = statSync(expanded);
-  } catch {
-    throw new InvalidRequestError(`${field} ${JSON.stringify(dir)} does not exist`);
-  }
-  if (!st.isDirectory()) throw new InvalidRequestError(`${field} ${JSON.stringify(dir)} is not a directory`);
-  return realpathSync(expanded);
 }

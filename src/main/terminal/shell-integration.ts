@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sanitizedEnvironment } from './child-env';
 
 /**
  * How a shell tells us where a command starts and ends: an invisible OSC 633 marker carrying a
@@ -106,15 +107,11 @@ function bashRc(nonce: string, loadUserRc: boolean): string {
   ].join('\n');
 }
 
-/** The environment every shell starts with: the server's, minus ptydeck's own secrets, plus terminal basics. */
+/** The environment every shell starts with: the server's, minus ptydeck's own variables (child-env.ts), plus terminal basics. */
 export function childEnvironment(base: Record<string, string | undefined>, extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(base)) {
-    if (v === undefined) continue;
-    // Our credentials and Electron's switches must never reach a child shell.
-    if (k.startsWith('PTYDECK_') || k.startsWith('ELECTRON_') || k === 'PROMPT_COMMAND' || k === 'PS1' || k === 'PS0') continue;
-    env[k] = v;
-  }
+  const env = sanitizedEnvironment(base);
+  // Prompt hooks of the shell that started ptydeck would fight our shell integration.
+  for (const k of ['PROMPT_COMMAND', 'PS1', 'PS0']) delete env[k];
   env.TERM = 'xterm-256color';
   env.COLORTERM = 'truecolor';
   env.PAGER = 'cat';
