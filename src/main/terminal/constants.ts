@@ -37,6 +37,26 @@ export const ScreenConstants = {
   RebuildTailBytes: 1024 * 1024,
 } as const;
 
+/**
+ * Answers to a program's terminal queries (cursor position, device attributes) are input the server
+ * writes itself; like any other input they are bounded, so a program that floods queries without
+ * reading the answers (`yes $'\e[6n'`) costs nothing that grows.
+ */
+export const QueryAnswerConstants = {
+  /** Answers one parsed chunk may produce, written as one: a program that asks and waits needs a few dozen bytes. */
+  MaxBytesPerChunk: 4096,
+  /** Answer bytes a session may write per second: far above any program that reads its answers, far below a flood. */
+  BytesPerSecond: 64 * 1024,
+} as const;
+
+export const InputConstants = {
+  /**
+   * Input waiting for a program that does not read it, beyond which more is refused (4 of the largest
+   * single inputs): the server never holds more than this for a terminal whose program has stopped reading.
+   */
+  MaxPendingBytes: 4 * 1024 * 1024,
+} as const;
+
 export const CommandConstants = {
   /** default: AIO's per-session no_change_timeout (seconds), applied only while a caller waits on a synchronous exec. */
   DefaultNoChangeTimeoutSecs: 120,

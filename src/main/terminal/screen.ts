@@ -2,7 +2,7 @@ import headless from '@xterm/headless';
 import serialize from '@xterm/addon-serialize';
 import type { Terminal as HeadlessTerminal } from '@xterm/headless';
 import type { SerializeAddon as SerializeAddonType } from '@xterm/addon-serialize';
-import { ScreenConstants } from './constants';
+import { QueryAnswerConstants, ScreenConstants } from './constants';
 import type { OutputLog } from './output-log';
 
 // Both packages are CommonJS; a default import works from the bundle, from vitest and from plain Node.
@@ -18,6 +18,13 @@ export interface ScreenSnapshot {
   offset: number;
   /** True when the log had dropped unparsed bytes, so the screen was rebuilt from what remained. */
   rebuilt: boolean;
+}
+
+/** Where the answers to terminal queries go (the PTY), and whether it is taking input at the moment. */
+export interface QueryAnswerSink {
+  write(reply: string): void;
+  /** False while earlier input still waits for the program to read it: then answers are dropped. */
+  draining(): boolean;
 }
 
 /**
@@ -37,7 +44,13 @@ export class ScreenMirror {
   private parsed: number;
   private readonly pendingResizes: { offset: number; cols: number; rows: number }[] = [];
   private chain: Promise<void> = Promise.resolve();
+  /** A catch-up that is queued but has not started: it will parse up to wherever the log ends then. */
+  private queued: Promise<void> | null = null;
   private answering = false;
+  /** Answers produced while parsing the current chunk, written together once it is parsed. */
+  private replies: string[] = [];
+  private replyBytes = 0;
+  private readonly answerBudget = new ByteBudget(QueryAnswerConstants.BytesPerSecond);
   private lastRebuilt = false;
   private idleTimer: NodeJS.Timeout | null = null;
   private lastOutputAt = 0;
@@ -49,14 +62,18 @@ export class ScreenMirror {
     rows: number,
     scrollback: number = ScreenConstants.DefaultScrollbackLines,
     /** Where the answers to terminal queries go (the PTY), or null when something else answers them (tmux). */
-    private readonly answer: ((reply: string) => void) | null = null,
+    private readonly answer: QueryAnswerSink | null = null,
   ) {
     this.term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
     this.serializer = new SerializeAddon();
     this.term.loadAddon(this.serializer);
     this.parsed = log.start;
     this.term.onData((reply) => {
-      if (this.answering && this.answer) this.answer(reply);
+      if (!this.answering || !this.answer) return;
+      // Coalesced per chunk and capped: a flood of queries in one chunk yields one bounded answer.
+      if (this.replyBytes + reply.length > QueryAnswerConstants.MaxBytesPerChunk) return;
+      this.replies.push(reply);
+      this.replyBytes += reply.length;
     });
   }
 
@@ -99,9 +116,15 @@ export class ScreenMirror {
     this.pendingResizes.push({ offset, cols, rows });
   }
 
-  /** Parses everything the log holds up to now. Calls are serialized; each resolves once its bytes are in. */
+  /**
+   * Parses everything the log holds up to now. Calls are serialized; each resolves once its bytes are in.
+   * Calls made while one is already queued share it (it starts later, so it parses at least as far):
+   * a program that prints a query in every chunk queues one catch-up, not one per chunk.
+   */
   catchUp(): Promise<void> {
+    if (this.queued) return this.queued;
     const run = async (): Promise<void> => {
+      this.queued = null;
       if (this.disposed) return;
       const target = this.log.end;
       if (this.parsed < this.log.start || target - this.parsed > ScreenConstants.RebuildAboveBytes) {
@@ -124,6 +147,7 @@ export class ScreenMirror {
             const bytes = this.log.read(this.parsed, stop);
             await new Promise<void>((resolve) => this.term.write(bytes, resolve));
             this.parsed = stop;
+            this.sendReplies();
           }
           while (this.pendingResizes.length && this.pendingResizes[0].offset <= this.parsed) {
             const r = this.pendingResizes.shift()!;
@@ -136,10 +160,26 @@ export class ScreenMirror {
         }
       } finally {
         this.answering = false;
+        this.replies = [];
+        this.replyBytes = 0;
       }
     };
     this.chain = this.chain.then(run, run);
+    this.queued = this.chain;
     return this.chain;
+  }
+
+  /**
+   * Writes the chunk's answers as one write, unless the program is not reading its input (the answers
+   * would only pile up behind what waits) or the session has spent its answer budget for now.
+   */
+  private sendReplies(): void {
+    if (!this.replies.length) return;
+    const reply = this.replies.join('');
+    this.replies = [];
+    this.replyBytes = 0;
+    if (this.disposed || !this.answer || !this.answer.draining() || !this.answerBudget.take(reply.length)) return;
+    this.answer.write(reply);
   }
 
   private rebuildStart(target: number): number {
@@ -223,5 +263,24 @@ export class ScreenMirror {
     this.disposed = true;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.term.dispose();
+  }
+}
+
+/** A token bucket: at most `perSecond` bytes a second, with a burst of one second's worth. */
+class ByteBudget {
+  private tokens: number;
+  private at = Date.now();
+
+  constructor(private readonly perSecond: number) {
+    this.tokens = perSecond;
+  }
+
+  take(n: number): boolean {
+    const now = Date.now();
+    this.tokens = Math.min(this.perSecond, this.tokens + ((now - this.at) / 1000) * this.perSecond);
+    this.at = now;
+    if (n > this.tokens) return false;
+    this.tokens -= n;
+    return true;
   }
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { BackendKind, SessionSummary, ShellState } from '../../shared/types';
 import type { Backend, ProcessExit, TerminalProcess } from './backends/backend';
 import { TmuxProcess, type TmuxBackend } from './backends/tmux-backend';
-import { CommandConstants, ScreenConstants, SessionConstants } from './constants';
+import { CommandConstants, InputConstants, ScreenConstants, SessionConstants } from './constants';
 import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
 import { Emitter } from './emitter';
 import { Floor, type FloorMode, type Writer } from './floor';
@@ -13,7 +13,7 @@ import { MarkerScanner, type Marker } from './marker-scanner';
 import { OutputHub, type OutputReader } from './output-hub';
 import { OutputLog } from './output-log';
 import { foregroundPgid, hasProcfs, readStat, signalGroup } from './processes';
-import { ScreenMirror } from './screen';
+import { ScreenMirror, type QueryAnswerSink } from './screen';
 import { runSend, SendActiveError, type SendOptions, type SendResult } from './send';
 import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
 import { killTreeSync, teardownTree, type TeardownReport } from './teardown';
@@ -54,6 +54,16 @@ export interface SessionEvents extends Record<string, unknown> {
   marker: Marker;
   exit: ProcessExit;
   closed: TeardownReport;
+}
+
+/** The terminal's program is not reading its input, and enough already waits for it. */
+export class InputBacklogError extends Error {
+  constructor(pending: number) {
+    super(
+      `The terminal is not taking input: ${pending} bytes already wait for its program to read them; retry once it reads (or interrupt it)`,
+    );
+    this.name = 'InputBacklogError';
+  }
 }
 
 export class UnsupportedError extends Error {
@@ -196,7 +206,11 @@ export class Session {
     if (!this.screenMirror) {
       const first = this.sizeAt(this.log.start);
       // The headless screen answers terminal queries, unless tmux (which answers them itself) or no PTY.
-      const answer = this.proc && this.proc.isTty && !(this.proc instanceof TmuxProcess) ? (reply: string) => this.proc?.write(reply) : null;
+      const proc = this.proc;
+      const answer: QueryAnswerSink | null =
+        proc && proc.isTty && !(proc instanceof TmuxProcess)
+          ? { write: (reply) => { if (this.isAlive) proc.write(reply); }, draining: () => (proc.pendingInputBytes ?? 0) === 0 }
+          : null;
       const mirror = new ScreenMirror(this.log, first.cols, first.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer);
       for (const r of this.sizeHistory) if (r.offset > this.log.start) mirror.noteResize(r.cols, r.rows, r.offset);
       this.screenMirror = mirror;
@@ -282,12 +296,18 @@ export class Session {
     return this.commands.whenReady(timeoutMs);
   }
 
-  /** Writes bytes to the terminal as one write, if the floor lets `writer` type. */
+  /**
+   * Writes bytes to the terminal as one write, if the floor lets `writer` type. Refused while more than
+   * InputConstants.MaxPendingBytes wait for a program that is not reading (the server's own control keys
+   * still go).
+   */
   write(data: string | Uint8Array, writer: Writer): void {
     this.floor.check(writer);
     if (this.closed) throw new NotActiveError('it has been closed');
     if (!this.proc) this.start();
     if (!this.isAlive) throw new NotActiveError(`its shell has exited${this.exit?.exitCode != null ? ` with code ${this.exit.exitCode}` : ''}`);
+    const pending = this.proc!.pendingInputBytes ?? 0;
+    if (writer !== 'system' && pending > InputConstants.MaxPendingBytes) throw new InputBacklogError(pending);
     this.proc!.write(data);
   }
 

@@ -137,6 +137,11 @@ export class TmuxProcess implements TerminalProcess {
     return { exitCode: code ? Number(code) : null, signal: signal ? Number(signal) || null : null };
   }
 
+  /** Keys waiting for the control client, or held for a resize. */
+  get pendingInputBytes(): number {
+    return (this.control?.stdin?.writableLength ?? 0) + (this.heldInput?.reduce((n, b) => n + b.length, 0) ?? 0);
+  }
+
   write(data: string | Uint8Array): void {
     if (this.exit || this.detached) return;
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
