@@ -1,5 +1,5 @@
 import type { ServerConfig } from './config';
-import { TokenStore } from './api/auth';
+import { ADMIN, TokenStore } from './api/auth';
 import { aioV1Door } from './api/aio-v1';
 import { aioV2Door } from './api/aio-v2';
 import { aioWsDoor } from './api/aio-ws';
@@ -34,7 +34,7 @@ export function allDoors(viewerDir: string | null): Door[] {
 export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   ensureHome(config.home);
   const tokens = new TokenStore(config.home, config.tokenFromEnv);
-  const manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home });
+  const manager = new SessionManager({ ...config.manager, personOwner: ADMIN.name, backend: config.backend, stateDir: config.home });
   // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
   manager.adoptDurableSessions();
   let server: RunningServer;

@@ -61,6 +61,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
   const manager: ManagerConfig = {
     ...defaults,
     maxSessions: intFrom('AIO_SHELL_MAX_SESSIONS', env.AIO_SHELL_MAX_SESSIONS, defaults.maxSessions, 1, 10000),
+    maxSessionsPerAgent: intFrom('PTYDECK_MAX_SESSIONS_PER_AGENT', env.PTYDECK_MAX_SESSIONS_PER_AGENT, defaults.maxSessionsPerAgent, 1, 10000),
     idleTimeoutSecs: intFrom('AIO_SHELL_SESSION_TIMEOUT_SECS', env.AIO_SHELL_SESSION_TIMEOUT_SECS, defaults.idleTimeoutSecs, 1, 365 * 86400),
     logBytes: intFrom('PTYDECK_LOG_BYTES', env.PTYDECK_LOG_BYTES, defaults.logBytes, 64 * 1024, 1024 * 1024 * 1024),
     teardownGraceMs: intFrom('PTYDECK_TEARDOWN_GRACE_MS', env.PTYDECK_TEARDOWN_GRACE_MS, defaults.teardownGraceMs, 0, 60000),

@@ -102,18 +102,19 @@ export function sessionInfo(s: Session) {
   };
 }
 
+/** Counts of what the caller may see: an agent, its own sessions against its own limit; the person, all of them. */
 export function statsOf(ctx: ApiContext, req: FastifyRequest) {
   const visible = ctx.visibleSessions(req.principal);
   const now = Date.now();
   const active = visible.filter((s) => !ctx.manager.isReclaimable(s) || now - s.lastUsedAt.getTime() < 300_000).length;
-  const max = ctx.manager.config.maxSessions;
+  const max = ctx.manager.limitFor(req.principal.name);
   return {
     total_sessions: visible.length,
     active_sessions: active,
     idle_sessions: visible.length - active,
     max_sessions: max,
     session_timeout: ctx.manager.config.idleTimeoutSecs,
-    usage_ratio: Math.round((ctx.manager.size / max) * 1000) / 1000,
+    usage_ratio: Math.round((visible.length / max) * 1000) / 1000,
   };
 }
 

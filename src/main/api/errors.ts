@@ -74,7 +74,7 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof BusyError) return new ApiError(400, err.message, 'SESSION_BUSY');
   if (err instanceof NotActiveError) return new ApiError(400, err.message, 'SESSION_NOT_ACTIVE');
   if (err instanceof SessionLimitError) return new ApiError(400, err.message, 'SESSION_LIMIT');
-  if (err instanceof IdTakenError) return new ApiError(400, err.message, 'ID_TAKEN');
+  if (err instanceof IdTakenError) return new ApiError(400, err.message, 'ID_UNAVAILABLE');
   if (err instanceof InvalidRequestError) return new ApiError(400, err.message, 'INVALID_REQUEST');
   if (err instanceof InputBacklogError) return new ApiError(429, err.message, 'INPUT_BACKLOG');
   if (err instanceof UnsupportedError) return new ApiError(400, err.message, 'NOT_SUPPORTED');

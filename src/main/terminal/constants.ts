@@ -77,6 +77,13 @@ export const CommandConstants = {
 export const SessionConstants = {
   /** default: AIO_SHELL_MAX_SESSIONS */
   DefaultMaxSessions: 20,
+  /** default: PTYDECK_MAX_SESSIONS_PER_AGENT. Half the default global limit: two busy agents fit, one cannot take everything. */
+  DefaultMaxSessionsPerAgent: 10,
+  /**
+   * Sessions kept for the person whatever agents do (at most a quarter of the global limit): the person
+   * can always open a terminal to look into what the agents are doing.
+   */
+  PersonReserveSessions: 2,
   /** default: AIO_SHELL_SESSION_TIMEOUT_SECS (idle close) */
   DefaultIdleTimeoutSecs: 3600,
   /** How often the idle reaper looks; idle close is not time-critical. */

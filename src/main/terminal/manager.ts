@@ -17,7 +17,12 @@ import { Session, type SessionSpec } from './session';
 import type { TeardownReport } from './teardown';
 
 export interface ManagerConfig {
+  /** AIO_SHELL_MAX_SESSIONS: every session, whoever owns it. */
   maxSessions: number;
+  /** PTYDECK_MAX_SESSIONS_PER_AGENT: what one agent may hold, so that it cannot starve the others. */
+  maxSessionsPerAgent: number;
+  /** The owner name of the person's own sessions: they count against the global limit only, and have room kept for them. */
+  personOwner: string;
   idleTimeoutSecs: number;
   logBytes: number;
   scrollbackLines: number;
@@ -33,6 +38,8 @@ export interface ManagerConfig {
 
 export const defaultManagerConfig = (): ManagerConfig => ({
   maxSessions: SessionConstants.DefaultMaxSessions,
+  maxSessionsPerAgent: SessionConstants.DefaultMaxSessionsPerAgent,
+  personOwner: 'admin',
   idleTimeoutSecs: SessionConstants.DefaultIdleTimeoutSecs,
   logBytes: OutputLogConstants.DefaultCapacityBytes,
   scrollbackLines: ScreenConstants.DefaultScrollbackLines,
@@ -67,19 +74,21 @@ export interface CreateRequest {
 
 export { InvalidRequestError };
 
+/** No room for the requester's new session, and none of its own sessions could be reclaimed. */
 export class SessionLimitError extends Error {
-  constructor(max: number) {
-    super(
-      `Cannot create session: the limit of ${max} sessions is reached and none can be reclaimed (each has a running command or an attached client); close one first`,
-    );
+  constructor(message: string) {
+    super(message);
     this.name = 'SessionLimitError';
   }
 }
 
-/** The id exists and belongs to someone else. */
+/**
+ * The id cannot be used by this requester. The same answer whether another principal holds it or not:
+ * the message never says the id exists, or whose it is.
+ */
 export class IdTakenError extends Error {
   constructor(id: string) {
-    super(`Session id ${id} is already in use by another principal`);
+    super(`Session id ${id} is not available; choose another id, or omit id for a generated one`);
     this.name = 'IdTakenError';
   }
 }
@@ -101,6 +110,8 @@ export class SessionManager {
   readonly config: ManagerConfig;
   private readonly sessions = new Map<string, Session>();
   private readonly creating = new Map<string, Promise<{ session: Session; created: boolean }>>();
+  /** Who each pending creation is for: they count against that owner's quota until they are sessions. */
+  private readonly creatingOwner = new Map<string, string>();
   private readonly backends: { pty: Backend; pipe: Backend; tmux?: TmuxBackend };
   private readonly durable: DurableState | null;
   private readonly reaper: NodeJS.Timeout;
@@ -151,10 +162,12 @@ export class SessionManager {
     }
     const pending = this.createNew(id, req);
     this.creating.set(id, pending);
+    this.creatingOwner.set(id, req.owner);
     try {
       return await pending;
     } finally {
       this.creating.delete(id);
+      this.creatingOwner.delete(id);
     }
   }
 
@@ -164,7 +177,7 @@ export class SessionManager {
     const rows = req.rows ?? SessionConstants.DefaultRows;
     if (!Number.isInteger(cols) || cols < 1 || cols > SessionConstants.MaxCols) throw new InvalidRequestError(`cols must be an integer from 1 to ${SessionConstants.MaxCols}`);
     if (!Number.isInteger(rows) || rows < 1 || rows > SessionConstants.MaxRows) throw new InvalidRequestError(`rows must be an integer from 1 to ${SessionConstants.MaxRows}`);
-    await this.makeRoom();
+    await this.makeRoom(id, req.owner);
     const spec: SessionSpec = {
       id,
       owner: req.owner,
@@ -349,25 +362,50 @@ export class SessionManager {
     return !running && s.shellState !== 'busy' && s.attachedClients === 0;
   }
 
-  stats(): { total: number; active: number; idle: number; max: number; timeoutSecs: number } {
-    const now = Date.now();
-    let active = 0;
-    for (const s of this.sessions.values()) {
-      const busy = !this.isReclaimable(s);
-      if (busy || now - s.lastUsedAt.getTime() < 300_000) active++;
-    }
-    return { total: this.sessions.size, active, idle: this.sessions.size - active, max: this.config.maxSessions, timeoutSecs: this.config.idleTimeoutSecs };
+  /** How many sessions are kept for the person's own: agents together may hold no more than the rest. */
+  get personReserve(): number {
+    return Math.min(SessionConstants.PersonReserveSessions, Math.floor(this.config.maxSessions / 4));
   }
 
-  private async makeRoom(): Promise<void> {
-    const pendingCount = this.creating.size - 1;
-    while (this.sessions.size + Math.max(0, pendingCount) >= this.config.maxSessions) {
+  /** The most sessions `owner` may hold: the person, the global limit; an agent, its quota within the agents' share. */
+  limitFor(owner: string): number {
+    if (owner === this.config.personOwner) return this.config.maxSessions;
+    return Math.min(this.config.maxSessionsPerAgent, this.config.maxSessions - this.personReserve);
+  }
+
+  /**
+   * Makes room for one more session of `owner`, reclaiming only that owner's own idle sessions (least
+   * recently used first): one agent's creations never close another principal's session.
+   */
+  private async makeRoom(id: string, owner: string): Promise<void> {
+    for (;;) {
+      const problem = this.roomProblem(id, owner);
+      if (!problem) return;
       const victim = this.list()
-        .filter((s) => this.isReclaimable(s))
+        .filter((s) => s.owner === owner && this.isReclaimable(s))
         .sort((a, b) => rank(a) - rank(b) || a.lastUsedAt.getTime() - b.lastUsedAt.getTime())[0];
-      if (!victim) throw new SessionLimitError(this.config.maxSessions);
+      if (!victim) throw new SessionLimitError(problem);
       await this.close(victim.id);
     }
+  }
+
+  /** Why `owner` has no room for another session now (null when it has). Says nothing of other principals' sessions. */
+  private roomProblem(id: string, owner: string): string | null {
+    const pending = [...this.creatingOwner.entries()].filter(([other]) => other !== id).map(([, o]) => o);
+    const total = this.sessions.size + pending.length;
+    const reclaim = 'none of yours can be reclaimed (each has a running command or an attached client); close one first';
+    if (owner === this.config.personOwner) {
+      return total >= this.config.maxSessions ? `Cannot create session: the limit of ${this.config.maxSessions} sessions is reached and none can be reclaimed: ${reclaim}` : null;
+    }
+    const own = this.list().filter((s) => s.owner === owner).length + pending.filter((o) => o === owner).length;
+    if (own >= this.config.maxSessionsPerAgent) {
+      return `Cannot create session: ${owner} holds ${own} sessions, its quota of ${this.config.maxSessionsPerAgent} sessions, and ${reclaim}`;
+    }
+    const agents = this.list().filter((s) => s.owner !== this.config.personOwner).length + pending.filter((o) => o !== this.config.personOwner).length;
+    if (agents >= this.config.maxSessions - this.personReserve || total >= this.config.maxSessions) {
+      return `Cannot create session: there is no room for another agent session right now (the rest is kept for the person), and ${reclaim}, or try again later`;
+    }
+    return null;
   }
 
   private async reapIdle(): Promise<void> {
