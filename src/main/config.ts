@@ -23,6 +23,12 @@ export interface ServerConfig {
 
 export interface Limits {
   bodyBytes: number;
+  /** Time to receive a request's headers; also how long a new connection may stay silent. */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request, headers and body. Never the answer's time: an exec may answer minutes later. */
+  bodyTimeoutMs: number;
+  /** Connections that have not shown a credential, at most; past it the oldest is closed. */
+  unauthenticatedConnections: number;
   inputBytes: number;
   wsFrameBytes: number;
   socketsPerPrincipal: number;
@@ -30,6 +36,16 @@ export interface Limits {
 }
 
 export const DefaultPort = 8791;
+
+/** Defaults of the HTTP deadlines and caps (see Limits). */
+export const HttpDefaults = {
+  /** A client on the same machine sends its headers in milliseconds; 15 s is generous for one further away. */
+  HeadersTimeoutMs: 15_000,
+  /** 8 MiB (the largest body) in 30 s is 270 KiB/s: any real client is faster, a trickling one is cut. */
+  BodyTimeoutMs: 30_000,
+  /** Far more than a browser (6 per origin) and a few agents open before their first request. */
+  UnauthenticatedConnections: 32,
+} as const;
 
 export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
   if (env.PTYDECK_HOME) return env.PTYDECK_HOME;
@@ -68,6 +84,9 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     shell: env.PTYDECK_SHELL || undefined,
     defaultCwd: env.PTYDECK_CWD || defaults.defaultCwd,
   };
+  const headersTimeoutMs = intFrom('PTYDECK_HEADERS_TIMEOUT_MS', env.PTYDECK_HEADERS_TIMEOUT_MS, HttpDefaults.HeadersTimeoutMs, 100, 3_600_000);
+  const bodyTimeoutMs = intFrom('PTYDECK_BODY_TIMEOUT_MS', env.PTYDECK_BODY_TIMEOUT_MS, Math.max(HttpDefaults.BodyTimeoutMs, headersTimeoutMs), 100, 3_600_000);
+  if (bodyTimeoutMs < headersTimeoutMs) throw new ConfigError(`PTYDECK_BODY_TIMEOUT_MS (${bodyTimeoutMs}) must be at least PTYDECK_HEADERS_TIMEOUT_MS (${headersTimeoutMs}): it covers the headers too`);
   return {
     host: flags.host ?? env.PTYDECK_HOST ?? '127.0.0.1',
     port: intFrom('--port', flags.port ?? env.PTYDECK_PORT, DefaultPort, 0, 65535),
@@ -79,6 +98,9 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     viewerDir: null,
     limits: {
       bodyBytes: intFrom('PTYDECK_MAX_BODY_BYTES', env.PTYDECK_MAX_BODY_BYTES, 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      headersTimeoutMs,
+      bodyTimeoutMs,
+      unauthenticatedConnections: intFrom('PTYDECK_MAX_UNAUTHENTICATED_CONNECTIONS', env.PTYDECK_MAX_UNAUTHENTICATED_CONNECTIONS, HttpDefaults.UnauthenticatedConnections, 1, 100000),
       inputBytes: intFrom('PTYDECK_MAX_INPUT_BYTES', env.PTYDECK_MAX_INPUT_BYTES, 1024 * 1024, 16, 1024 * 1024 * 1024),
       wsFrameBytes: intFrom('PTYDECK_MAX_WS_FRAME_BYTES', env.PTYDECK_MAX_WS_FRAME_BYTES, 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       socketsPerPrincipal: intFrom('PTYDECK_MAX_SOCKETS', env.PTYDECK_MAX_SOCKETS, 64, 1, 100000),

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerConfig } from '../config';
@@ -10,6 +11,14 @@ import { type Principal, type TokenStore } from './auth';
 import { ApiError, dialectOf, renderError, toApiError, type Dialect } from './errors';
 import { authenticate, checkHostAndOrigin, type GuardConfig } from './guards';
 import { SocketRegistry } from './sockets';
+import { ConnectionGate } from './connection-gate';
+
+export const HttpConstants = {
+  /** An idle keep-alive connection is closed after this; a client that comes back opens a new one. */
+  KeepAliveTimeoutMs: 5_000,
+  /** How often Node checks the header and body deadlines, at the most (a quarter of the shorter deadline otherwise). */
+  MinCheckIntervalMs: 250,
+} as const;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -119,15 +128,27 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
   };
 
   let httpServer!: Server;
+  const gate = new ConnectionGate(config.limits.unauthenticatedConnections);
   const app = Fastify({
     logger: false,
     bodyLimit: config.limits.bodyBytes,
     routerOptions: { maxParamLength: 256 },
-    // Long synchronous execs are legitimate; slow headers are not (see headersTimeout below).
-    requestTimeout: 0,
     serverFactory: (handler) => {
-      // No Host at all is answered by our guard (403, with a message), not by Node's bare 400.
-      httpServer = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false }, handler);
+      httpServer = createServer(
+        {
+          maxHeaderSize: 16 * 1024,
+          // No Host at all is answered by our guard (403, with a message), not by Node's bare 400.
+          requireHostHeader: false,
+          // Node's requestTimeout covers receiving the request (headers and body) and stops once the
+          // request is in: a slow body is cut with 408, a long exec's answer is never cut.
+          headersTimeout: config.limits.headersTimeoutMs,
+          requestTimeout: config.limits.bodyTimeoutMs,
+          keepAliveTimeout: HttpConstants.KeepAliveTimeoutMs,
+          connectionsCheckingInterval: Math.max(HttpConstants.MinCheckIntervalMs, Math.min(config.limits.headersTimeoutMs, config.limits.bodyTimeoutMs) / 4),
+        },
+        handler,
+      );
+      httpServer.on('connection', (sock: Socket) => gate.opened(sock));
       return httpServer;
     },
     // Errors the router raises before any hook runs (malformed percent-encoding, an over-long path
@@ -159,7 +180,10 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
 
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const principal = guardRequest(req.raw);
-    if (principal) req.principal = principal;
+    if (principal) {
+      req.principal = principal;
+      gate.authenticated(req.raw.socket);
+    }
   });
 
   app.addHook('onSend', async (_req, reply, payload) => {
@@ -202,6 +226,7 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     try {
       checkHostAndOrigin(req, guard);
       const principal = authenticate(req, tokens, { upgrade: true, execd: dialect === 'execd' });
+      gate.authenticated(req.socket);
       const problem = handshakeProblem(req);
       if (problem) return refuse(new ApiError(400, `WebSocket handshake refused: ${problem}`, 'INVALID_REQUEST'));
       const route = routes.find((r) => r.match(path));
@@ -270,9 +295,6 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
       resolve();
     });
   });
-  // Slow-header (slowloris) connections are cut; a long exec response is not.
-  httpServer.headersTimeout = 15_000;
-  httpServer.keepAliveTimeout = 5_000;
   const addr = httpServer.address();
   port = typeof addr === 'object' && addr ? addr.port : config.port;
 

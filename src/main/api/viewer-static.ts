@@ -34,6 +34,8 @@ export function findViewerDir(explicit: string | null): string | null {
 }
 
 const LoginBody = z.object({ token: z.string().min(1).max(512) });
+/** A login body holds one short secret: anyone may send one, so none may be large. */
+const LoginBodyBytes = 4096;
 
 const cookieHeader = (value: string): string => `${VIEWER_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000`;
 
@@ -67,7 +69,7 @@ export function viewerStaticDoor(viewerDir: string | null): Door {
         return reply.type(TYPES[extname(file)] ?? 'application/octet-stream').send(readFileSync(file));
       });
 
-      app.post('/api/login', async (req, reply) => {
+      app.post('/api/login', { bodyLimit: LoginBodyBytes }, async (req, reply) => {
         const body = parse(LoginBody, bodyObject(req.body, 'native'), 'native');
         const p = ctx.tokens.authenticate(body.token);
         if (p?.kind !== 'admin') throw new ApiError(401, "That is not this server's admin token (see the runtime file or the URL printed at start)", 'UNAUTHORIZED');
