@@ -7,8 +7,11 @@ import { join } from 'node:path';
 export interface CliServer {
   url: string;
   token: string;
+  /** The viewer's address (no credential in it). */
   viewerUrl: string;
   home: string;
+  /** A fresh one-time login link (what `ptydeck url` prints). */
+  loginUrl(): Promise<string>;
   proc: ChildProcess;
   api<T = any>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }>;
   stop(): Promise<void>;
@@ -34,6 +37,11 @@ export async function startCliServer(env: Record<string, string> = {}): Promise<
     ...info,
     home,
     proc,
+    async loginUrl() {
+      const res = await fetch(`${info.url}/api/login-links`, { method: 'POST', headers: { Authorization: `Bearer ${info.token}` } });
+      if (!res.ok) throw new Error(`no login link: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { url: string }).url;
+    },
     async api(method, path, body, token = info.token) {
       const res = await fetch(info.url + path, {
         method,

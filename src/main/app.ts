@@ -9,7 +9,8 @@ import { tokensDoor } from './api/tokens';
 import { mcpDoor } from './api/mcp';
 import { viewerWsDoor } from './api/viewer-ws';
 import { startServer, type Door, type RunningServer } from './api/server';
-import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
+import { findViewerDir, loginLink, viewerStaticDoor } from './api/viewer-static';
+import { ViewerLogins } from './api/viewer-login';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { SessionManager } from './terminal/manager';
 
@@ -22,8 +23,8 @@ export interface Ptydeck {
   tokens: TokenStore;
   server: RunningServer;
   runtimeFile: string;
-  /** The viewer URL with the admin token, for a person to open once (it is exchanged for a cookie). */
-  viewerLoginUrl: string;
+  /** A one-time login link to the viewer (works once, within a minute); each call mints a new one. */
+  loginLink(): string;
   stop(): Promise<void>;
 }
 
@@ -39,19 +40,19 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   manager.adoptDurableSessions();
   let server: RunningServer;
   try {
-    server = await startServer({ manager, tokens, config, doors: allDoors(findViewerDir(config.viewerDir)) });
+    server = await startServer({ manager, tokens, logins: new ViewerLogins(config.home), config, doors: allDoors(findViewerDir(config.viewerDir)) });
   } catch (err) {
     manager.dispose();
     throw err;
   }
-  const viewerLoginUrl = `${server.url}/?token=${encodeURIComponent(tokens.adminToken)}`;
   const runtimeFile = writeRuntimeFile(config.home, {
     url: server.url,
     host: config.host,
     port: server.port,
     pid: process.pid,
     token: tokens.adminToken,
-    viewerUrl: viewerLoginUrl,
+    // The viewer's address, no credential: a person signs in with a login link (`ptydeck url`).
+    viewerUrl: `${server.url}/`,
     startedAt: new Date().toISOString(),
   });
   // Whatever happens to this process, no shell it started outlives it (tmux sessions excepted).
@@ -63,7 +64,7 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
     tokens,
     server,
     runtimeFile,
-    viewerLoginUrl,
+    loginLink: () => loginLink(server.ctx),
     stop: () =>
       (stopped ??= (async () => {
         process.off('exit', onExit);

@@ -13,7 +13,7 @@ import { environmentWithSecretsTaken } from './secret-env';
  *   ptydeck serve [--port N] [--host H] [--allowed-host NAME]   serve the API and the viewer
  *   ptydeck token create --name NAME | token list | token revoke NAME
  *   ptydeck list                                                sessions of the running server
- *   ptydeck url                                                 the viewer URL (with the admin token)
+ *   ptydeck url                                                 a one-time login link to the viewer
  *   ptydeck mcp [--agent NAME]                                  MCP on stdio, bridged to the running server
  */
 const USAGE = `usage: ptydeck <command>
@@ -24,7 +24,7 @@ const USAGE = `usage: ptydeck <command>
   token revoke NAME                                   revoke an agent token and close its sockets
   list                                                list the running server's sessions
   mcp [--agent NAME]                                  MCP server on stdio, bridged to the running server
-  url                                                 print the viewer URL of the running server
+  url                                                 print a one-time login link to the running server's viewer
 
 environment: PTYDECK_HOME, PTYDECK_TOKEN, PTYDECK_PORT, AIO_SHELL_MAX_SESSIONS, AIO_SHELL_SESSION_TIMEOUT_SECS, AIO_SHELL_BACKEND`;
 
@@ -39,12 +39,8 @@ export async function main(argv: string[]): Promise<number> {
       return list();
     case 'mcp':
       return mcp(rest);
-    case 'url': {
-      const info = readRuntimeFile(defaultHome());
-      if (!info) return fail(`no running server found (${runtimeFilePath(defaultHome())} is missing)`);
-      console.log(info.viewerUrl);
-      return 0;
-    }
+    case 'url':
+      return url();
     case undefined:
     case 'help':
     case '--help':
@@ -75,7 +71,7 @@ async function serve(args: string[]): Promise<number> {
   const app = await startPtydeck(config);
   console.log(`ptydeck: serving the API at ${app.server.url}`);
   console.log(`ptydeck: credential and URL written to ${app.runtimeFile} (readable only by you)`);
-  console.log(`ptydeck: open the viewer: ${app.viewerLoginUrl}`);
+  console.log(`ptydeck: open the viewer (this link works once, within a minute; \`ptydeck url\` prints a new one): ${app.loginLink()}`);
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -117,6 +113,16 @@ function token(args: string[]): number {
     throw err;
   }
   return fail(`token needs create, list or revoke\n\n${USAGE}`);
+}
+
+/** Asks the running server for a one-time login link (the admin token never goes into a URL). */
+async function url(): Promise<number> {
+  const info = readRuntimeFile(defaultHome());
+  if (!info) return fail(`no running server found (${runtimeFilePath(defaultHome())} is missing)`);
+  const res = await fetch(`${info.url}/api/login-links`, { method: 'POST', headers: { Authorization: `Bearer ${info.token}` } }).catch(() => null);
+  if (!res || !res.ok) return fail(`the server at ${info.url} did not answer`, 1);
+  console.log(((await res.json()) as { url: string }).url);
+  return 0;
 }
 
 async function list(): Promise<number> {

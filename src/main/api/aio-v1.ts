@@ -162,6 +162,10 @@ export const aioV1Door: Door = {
         const s = session(req, q.session_id);
         return envelope(terminalUrl(req, ctx, s.id), 'Terminal URL');
       }
+      // A GET that creates: a page can make the browser send one (<img src=...>), so the viewer's session is not enough.
+      if (req.credential === 'viewer') {
+        throw new ApiError(403, "GET /v1/shell/terminal-url without session_id creates a terminal: call it with a token (Authorization or x-api-key), not the viewer's session", 'FORBIDDEN');
+      }
       const { session: s } = await ctx.createSession(req.principal, { origin: 'aio-v1' });
       return envelope(terminalUrl(req, ctx, s.id), 'Terminal created');
     });

@@ -9,7 +9,8 @@ import { RateLimiter } from './rate-limit';
 import type { Session } from '../terminal/session';
 import { type Principal, type TokenStore } from './auth';
 import { ApiError, dialectOf, renderError, toApiError, type Dialect } from './errors';
-import { authenticate, checkHostAndOrigin, type GuardConfig } from './guards';
+import { authenticate, checkHostAndOrigin, checkViewerOrigin, type Authenticated, type Credentials, type GuardConfig } from './guards';
+import type { ViewerLogins } from './viewer-login';
 import { SocketRegistry } from './sockets';
 import { ConnectionGate } from './connection-gate';
 
@@ -23,6 +24,8 @@ export const HttpConstants = {
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+    /** How the principal proved itself: a token, or the viewer's session (cookie and page-held key). */
+    credential: 'token' | 'viewer';
   }
 }
 
@@ -30,6 +33,8 @@ declare module 'fastify' {
 export interface ApiContext {
   manager: SessionManager;
   tokens: TokenStore;
+  /** The person's viewer logins: one-time codes and viewer sessions. */
+  logins: ViewerLogins;
   config: ServerConfig;
   sockets: SocketRegistry;
   guard: GuardConfig;
@@ -46,6 +51,7 @@ export interface ApiContext {
 export interface UpgradeRequest {
   req: IncomingMessage;
   principal: Principal;
+  credential: 'token' | 'viewer';
   params: Record<string, string>;
   query: URLSearchParams;
   /** Completes the WebSocket handshake. */
@@ -85,16 +91,18 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(opts: { manager: SessionManager; tokens: TokenStore; config: ServerConfig; doors: Door[] }): Promise<RunningServer> {
-  const { manager, tokens, config } = opts;
+export async function startServer(opts: { manager: SessionManager; tokens: TokenStore; logins: ViewerLogins; config: ServerConfig; doors: Door[] }): Promise<RunningServer> {
+  const { manager, tokens, logins, config } = opts;
   let port = config.port;
   const guard: GuardConfig = { port: () => port, bindHost: config.host, allowedHosts: config.allowedHosts };
   const sockets = new SocketRegistry(config.limits.socketsPerPrincipal);
   const canSee = (p: Principal, s: Session): boolean => p.kind === 'admin' || s.owner === p.name;
   const creations = new RateLimiter(config.limits.createsPerMinute);
+  const credentials: Credentials = { tokens, logins, port: () => port };
   const ctx: ApiContext = {
     manager,
     tokens,
+    logins,
     config,
     sockets,
     guard,
@@ -120,11 +128,13 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
   };
 
   /** Host, Origin, then the credential (none needed on public routes): the order every request meets. */
-  const guardRequest = (raw: IncomingMessage): Principal | null => {
+  const guardRequest = (raw: IncomingMessage): Authenticated | null => {
     checkHostAndOrigin(raw, guard);
     const path = (raw.url ?? '/').split('?')[0];
     if (PUBLIC.some((re) => re.test(path))) return null;
-    return authenticate(raw, tokens, { upgrade: false, execd: dialectOf(path) === 'execd' });
+    const auth = authenticate(raw, credentials, { upgrade: false, execd: dialectOf(path) === 'execd' });
+    checkViewerOrigin(raw, auth, { upgrade: false });
+    return auth;
   };
 
   let httpServer!: Server;
@@ -179,9 +189,10 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
   });
 
   app.addHook('onRequest', async (req: FastifyRequest) => {
-    const principal = guardRequest(req.raw);
-    if (principal) {
-      req.principal = principal;
+    const auth = guardRequest(req.raw);
+    if (auth) {
+      req.principal = auth.principal;
+      req.credential = auth.via;
       gate.authenticated(req.raw.socket);
     }
   });
@@ -225,7 +236,9 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     const refuse = (err: ApiError): void => rejectUpgrade(socket, err, dialect);
     try {
       checkHostAndOrigin(req, guard);
-      const principal = authenticate(req, tokens, { upgrade: true, execd: dialect === 'execd' });
+      const auth = authenticate(req, credentials, { upgrade: true, execd: dialect === 'execd' });
+      checkViewerOrigin(req, auth, { upgrade: true });
+      const principal = auth.principal;
       gate.authenticated(req.socket);
       const problem = handshakeProblem(req);
       if (problem) return refuse(new ApiError(400, `WebSocket handshake refused: ${problem}`, 'INVALID_REQUEST'));
@@ -236,6 +249,7 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
       const up: UpgradeRequest = {
         req,
         principal,
+        credential: auth.via,
         params: route.match(path)!,
         query: url.searchParams,
         accept: () =>
@@ -306,6 +320,7 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     url: ctx.baseUrl(),
     close: async () => {
       revokeUnsub();
+      logins.dispose();
       sockets.closeAll(1001, 'server shutting down');
       wss.close();
       await app.close();

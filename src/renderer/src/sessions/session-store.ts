@@ -1,6 +1,7 @@
 import type { SessionSummary, ViewerEvent } from '../../../shared/types';
 import { hasBridgeToken, wsUrl } from '../api/connection';
 import { ReconnectingSocket, type SocketDown } from '../api/reconnecting-socket';
+import { redeemLoginLink } from '../api/login-link';
 import { api, ApiError } from '../api/rest';
 import { attentionFor, deliver } from './attention';
 
@@ -41,11 +42,13 @@ export class SessionStore {
 
   readonly getSnapshot = (): SessionState => this.state;
 
-  /** Check the credential, then open the events socket. */
+  /** Sign in with a login link if the page was opened with one, check the credential, then open the events socket. */
   async start(): Promise<void> {
     const gen = ++this.generation;
     this.socket?.stop();
     this.socket = null;
+    const refused = await redeemLoginLink();
+    if (gen !== this.generation) return;
     try {
       const me = await api.whoami();
       if (gen !== this.generation) return;
@@ -54,7 +57,7 @@ export class SessionStore {
     } catch (err) {
       if (gen !== this.generation) return;
       if (err instanceof ApiError && err.status === 401 && !hasBridgeToken()) {
-        this.set({ link: { state: 'login', message: null } });
+        this.set({ link: { state: 'login', message: refused } });
         return;
       }
       // Unreachable (or an odd answer): the events socket's backoff does the retrying.

@@ -9,6 +9,7 @@ import type { TerminalController, TerminalEvents, ViewLink } from '../terminal/t
 import { FloorIcon, StatusBadge } from './badges';
 import { FindBar } from './FindBar';
 import { FloorControls } from './FloorControls';
+import { LinkConfirm } from './LinkConfirm';
 import { CloseIcon, SearchIcon } from './icons';
 import { PANEL_ID, tabDomId } from './Sidebar';
 import { TerminalPane } from './TerminalPane';
@@ -34,6 +35,7 @@ export function SessionView({ session, store, online }: SessionViewProps) {
   const [renderer, setRenderer] = useState<RendererKind>('dom');
   const [find, setFind] = useState({ open: false, signal: 0 });
   const [busy, setBusy] = useState(false);
+  const [pendingLink, setPendingLink] = useState<string | null>(null);
   const ended = isEnded(session);
   const status = statusOf(session);
   const lastReadOnlyHint = useRef(0);
@@ -61,6 +63,7 @@ export function SessionView({ session, store, online }: SessionViewProps) {
     onNotice: (m) => toast(m, 'error'),
     onRenderer: setRenderer,
     onFindShortcut: openFind,
+    onOpenLink: setPendingLink,
     onReadOnlyKey: () => {
       // Once in a while is enough: every key would bury the message.
       if (Date.now() - lastReadOnlyHint.current < 3000) return;
@@ -140,6 +143,20 @@ export function SessionView({ session, store, online }: SessionViewProps) {
           {find.open && controller.current ? <FindBar search={controller.current.search} focusSignal={find.signal} onClose={closeFind} /> : null}
         </div>
       </div>
+      {pendingLink !== null ? (
+        <LinkConfirm
+          uri={pendingLink}
+          onCancel={() => {
+            setPendingLink(null);
+            controller.current?.focus();
+          }}
+          onOpen={() => {
+            // noopener: the opened page gets no handle on this one (and in Electron, the browser opens it).
+            window.open(pendingLink, '_blank', 'noopener,noreferrer');
+            setPendingLink(null);
+          }}
+        />
+      ) : null}
     </section>
   );
 }
