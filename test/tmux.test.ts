@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -116,6 +116,19 @@ test('an implicit session (exec without id), an expiring one and an anonymous so
   const anonymous = await WsClient.open(`${url.replace(/^http/, 'ws')}/v2/pty/ws`, { Authorization: `Bearer ${token}` });
   expect((await anonymous.nextJson('ready')).backend).toBe('native');
   anonymous.close();
+  await killServer('SIGTERM');
+});
+
+test("a session's output segments on disk are readable only by the user (0600)", async () => {
+  const { url, token } = await startServer();
+  const h = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const sid = (await (await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{"cwd":"/tmp"}' })).json()).data.session_id;
+  await fetch(`${url}/v2/pty/sessions/${sid}/exec`, { method: 'POST', headers: h, body: '{"command":"echo secret-output"}' });
+  const dir = join(home, 'tmux', tmuxSessionName(sid));
+  const segments = readdirSync(dir).filter((n) => n.startsWith('seg.'));
+  expect(segments.length).toBeGreaterThan(0);
+  expect(segments.map((n) => [n, (statSync(join(dir, n)).mode & 0o777).toString(8)])).toEqual(segments.map((n) => [n, '600']));
+  await fetch(`${url}/v2/pty/sessions/${sid}`, { method: 'DELETE', headers: h });
   await killServer('SIGTERM');
 });
 

@@ -36,7 +36,9 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   ensureHome(config.home);
   const tokens = new TokenStore(config.home, config.tokenFromEnv);
   const manager = new SessionManager({ ...config.manager, personOwner: ADMIN.name, backend: config.backend, stateDir: config.home });
-  // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
+  // What native sessions of a server that died without closing them left running is ended first;
+  // tmux sessions an earlier run left behind (after a quit or a crash) come back, with their ids.
+  await manager.reapOrphans();
   manager.adoptDurableSessions();
   let server: RunningServer;
   try {

@@ -62,6 +62,12 @@ function intFrom(name: string, raw: string | undefined, fallback: number, min: n
   return n;
 }
 
+function trackingFrom(raw: string | undefined): 'auto' | 'environment' {
+  const v = (raw || 'auto').toLowerCase();
+  if (v !== 'auto' && v !== 'environment') throw new ConfigError(`PTYDECK_PROCESS_TRACKING must be auto or environment (got ${JSON.stringify(raw)})`);
+  return v;
+}
+
 export interface Flags {
   port?: string;
   host?: string;
@@ -82,6 +88,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     logBytes: intFrom('PTYDECK_LOG_BYTES', env.PTYDECK_LOG_BYTES, defaults.logBytes, 64 * 1024, 1024 * 1024 * 1024),
     teardownGraceMs: intFrom('PTYDECK_TEARDOWN_GRACE_MS', env.PTYDECK_TEARDOWN_GRACE_MS, defaults.teardownGraceMs, 0, 60000),
     shell: env.PTYDECK_SHELL || undefined,
+    processTracking: trackingFrom(env.PTYDECK_PROCESS_TRACKING),
     defaultCwd: env.PTYDECK_CWD || defaults.defaultCwd,
   };
   const headersTimeoutMs = intFrom('PTYDECK_HEADERS_TIMEOUT_MS', env.PTYDECK_HEADERS_TIMEOUT_MS, HttpDefaults.HeadersTimeoutMs, 100, 3_600_000);

@@ -116,7 +116,7 @@ export class AgentOps {
   async close(id: string) {
     const s = this.session(id);
     const report = await this.ctx.manager.close(s.id);
-    return { id: s.id, closed: true, survivors: report?.survivors ?? [] };
+    return { id: s.id, closed: true, survivors: report?.survivors ?? [], tracked_by: report?.trackedBy ?? null };
   }
 
   list() {

@@ -94,7 +94,7 @@ export const aioV2Door: Door = {
       const s = ctx.manager.get(id);
       if (!s || !ctx.canSee(req.principal, s)) return failure(`Session ${id} not found`);
       const report = await ctx.manager.close(id);
-      return envelope({ session_id: id, survivors: report?.survivors ?? [] }, 'Session closed');
+      return envelope({ session_id: id, survivors: report?.survivors ?? [], tracked_by: report?.trackedBy ?? null }, 'Session closed');
     });
 
     app.post('/v2/pty/sessions/:id/exec', async (req) => {
@@ -141,7 +141,7 @@ export const aioV2Door: Door = {
       if (!/^SIG(INT|TERM|KILL|HUP|QUIT)$/.test(signal)) throw new ApiError(422, `signal must be one of SIGINT, SIGTERM, SIGKILL, SIGHUP, SIGQUIT (got ${JSON.stringify(body.signal)})`, 'VALIDATION_ERROR');
       s.signalForeground(signal as NodeJS.Signals);
       const report = await ctx.manager.close(s.id);
-      return envelope({ session_id: s.id, status: 'terminated', signal, survivors: report?.survivors ?? [] }, 'Session stopped');
+      return envelope({ session_id: s.id, status: 'terminated', signal, survivors: report?.survivors ?? [], tracked_by: report?.trackedBy ?? null }, 'Session stopped');
     });
   },
 };

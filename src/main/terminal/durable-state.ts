@@ -5,7 +5,7 @@ import type { Session } from './session';
 
 /**
  * What a restart needs to take back the tmux sessions: ids, owners, settings, and each one's marker
- * nonce and environment tag. One JSON file beside the runtime file, written atomically (temporary
+ * nonce, environment tag and cgroup. One JSON file beside the runtime file, written atomically (temporary
  * file, then rename), so a crash mid-write leaves the previous version, never half of one.
  */
 export interface SavedSession {
@@ -21,6 +21,8 @@ export interface SavedSession {
   floor: FloorMode;
   nonce: string;
   envTag: string;
+  /** The session's cgroup (process-tracking.ts), when it has one. */
+  cgroup?: string | null;
 }
 
 const FILE = 'tmux-sessions.json';
@@ -77,6 +79,7 @@ export class DurableState {
         floor: s.floor.mode,
         nonce: identity.nonce,
         envTag: identity.envTag,
+        cgroup: identity.cgroup,
       });
     }
     const tmp = `${this.path}.tmp`;

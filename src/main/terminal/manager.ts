@@ -9,6 +9,8 @@ import { TmuxBackend } from './backends/tmux-backend';
 import { DurableState } from './durable-state';
 import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants, WaitMonitorConstants } from './constants';
 import { Emitter } from './emitter';
+import { NativeSessionRecords } from './orphans';
+import { detectProcessTracker, environmentTracker, type ProcessTracker } from './process-tracking';
 import { InvalidRequestError } from './errors';
 import { existingDirectory } from './paths';
 import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
@@ -32,8 +34,13 @@ export interface ManagerConfig {
   shell?: string;
   /** AIO_SHELL_BACKEND: auto picks tmux for explicitly created sessions when a working tmux is found. */
   backend: 'auto' | 'tmux' | 'native';
-  /** Where durable state lives (ptydeck's tmux server, the state file); null turns the tmux backend off. */
+  /** Where durable state lives (ptydeck's tmux server, the state files); null turns the tmux backend off. */
   stateDir: string | null;
+  /**
+   * PTYDECK_PROCESS_TRACKING: 'auto' keeps each session's processes in a cgroup of its own where the
+   * machine allows one; 'environment' never makes cgroups (teardown then relies on the environment tag).
+   */
+  processTracking: 'auto' | 'environment';
 }
 
 export const defaultManagerConfig = (): ManagerConfig => ({
@@ -48,6 +55,7 @@ export const defaultManagerConfig = (): ManagerConfig => ({
   defaultCwd: homedir(),
   backend: 'auto',
   stateDir: null,
+  processTracking: 'auto',
 });
 
 export interface CreateRequest {
@@ -114,6 +122,10 @@ export class SessionManager {
   private readonly creatingOwner = new Map<string, string>();
   private readonly backends: { pty: Backend; pipe: Backend; tmux?: TmuxBackend };
   private readonly durable: DurableState | null;
+  /** Where each session's processes are kept (process-tracking.ts). */
+  readonly tracker: ProcessTracker;
+  /** What a crashed predecessor's native sessions left, and ours while they run (orphans.ts). */
+  private readonly nativeRecords: NativeSessionRecords | null;
   private readonly reaper: NodeJS.Timeout;
   private readonly waitMonitor: NodeJS.Timeout;
   private readonly waitSeenAt = new WeakMap<Session, number>();
@@ -122,6 +134,8 @@ export class SessionManager {
     this.config = { ...defaultManagerConfig(), ...config };
     this.backends = { pty: backends?.pty ?? new NodePtyBackend(), pipe: backends?.pipe ?? new PipeBackend() };
     this.durable = this.config.stateDir ? new DurableState(this.config.stateDir) : null;
+    this.nativeRecords = this.config.stateDir ? new NativeSessionRecords(this.config.stateDir) : null;
+    this.tracker = this.config.processTracking === 'environment' ? environmentTracker : detectProcessTracker();
     if (this.config.backend !== 'native' && this.config.stateDir && tmuxAvailability().ok) {
       // Keep enough segments on disk to refill the whole output log after a restart.
       const keep = Math.ceil(this.config.logBytes / SegmentBytes) + 1;
@@ -197,7 +211,7 @@ export class SessionManager {
       teardownGraceMs: this.config.teardownGraceMs,
       backend: this.chooseBackend(req),
     };
-    const session = new Session(spec, this.backends);
+    const session = new Session(spec, this.backends, this.tracker);
     this.register(session);
     if (!req.lazy) {
       try {
@@ -219,15 +233,32 @@ export class SessionManager {
   private register(session: Session): void {
     const id = session.id;
     this.sessions.set(id, session);
+    let recorded = false;
     session.events.on('changed', (s) => {
       if (s.isTmux) this.durable?.save(this.list());
+      else if (!recorded && s.processIdentity && !s.closed) {
+        // A native session's processes, recorded while they run: a successor reaps them if we crash.
+        recorded = true;
+        this.nativeRecords?.add({ sessionId: id, ...s.processIdentity });
+      }
       this.events.emit('changed', s);
     });
     session.events.on('closed', (report) => {
       if (this.sessions.get(id) === session) this.sessions.delete(id);
       if (session.isTmux) this.durable?.save(this.list());
+      // Kept while something survived: the next start tries again.
+      else if (recorded && report.survivors.length === 0) this.nativeRecords?.remove(id);
       this.events.emit('closed', { session, report });
     });
+  }
+
+  /**
+   * Ends what native sessions of a server that died without closing them (SIGKILL, a crash, power)
+   * left running. Called once at start, before any session of ours exists. tmux sessions are never
+   * touched: they are meant to outlive ptydeck, and are taken back by adoptDurableSessions.
+   */
+  async reapOrphans(): Promise<number> {
+    return this.nativeRecords ? this.nativeRecords.reapDead(this.tracker) : 0;
   }
 
   /** tmux for an explicitly created terminal when configured or found; a native PTY otherwise. */
@@ -270,11 +301,12 @@ export class SessionManager {
           retention: saved.retention,
           teardownGraceMs: this.config.teardownGraceMs,
           backend: 'tmux',
-          identity: { nonce: saved.nonce, envTag: saved.envTag },
+          identity: { nonce: saved.nonce, envTag: saved.envTag, cgroup: saved.cgroup ?? null },
           createdAt: saved.createdAt,
           restored: true,
         },
         this.backends,
+        this.tracker,
       );
       this.register(session);
       session.adopt(tmux.adopt(saved.id));

@@ -16,6 +16,7 @@ import { foregroundPgid, hasProcfs, readStat, signalGroup } from './processes';
 import { ScreenMirror, type QueryAnswerSink } from './screen';
 import { runSend, SendActiveError, type SendOptions, type SendResult } from './send';
 import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
+import { environmentTracker, type ProcessGroup, type ProcessTracker } from './process-tracking';
 import { killTreeSync, teardownTree, type TeardownReport } from './teardown';
 
 export interface SessionSpec {
@@ -40,8 +41,8 @@ export interface SessionSpec {
   teardownGraceMs?: number;
   /** Which terminal backs the PTY: a native node-pty, or a tmux session that outlives ptydeck. */
   backend?: 'native' | 'tmux';
-  /** A session re-adopted after a restart keeps its marker nonce and environment tag. */
-  identity?: { nonce: string; envTag: string };
+  /** A session re-adopted after a restart keeps its marker nonce, environment tag and process group. */
+  identity?: { nonce: string; envTag: string; cgroup?: string | null };
   createdAt?: string;
   /** Adopted from a tmux session an earlier ptydeck started. */
   restored?: boolean;
@@ -118,10 +119,13 @@ export class Session {
   private reportedExitCode: number | null = null;
   private readonly envTag: string;
   private readonly shellKind: ShellKind;
+  /** Where this session's processes are kept (a cgroup where the machine allows); made when the shell starts. */
+  private group: ProcessGroup | null = null;
 
   constructor(
     readonly spec: SessionSpec,
     private readonly backends: { pty: Backend; pipe: Backend; tmux?: TmuxBackend },
+    private readonly tracker: ProcessTracker = environmentTracker,
   ) {
     this.createdAt = spec.createdAt ? new Date(spec.createdAt) : new Date();
     this.cols = spec.cols;
@@ -168,9 +172,15 @@ export class Session {
   }
 
   /** What a restart needs to recognise this session's markers and processes again. */
-  get identity(): { nonce: string; envTag: string } | null {
+  get identity(): { nonce: string; envTag: string; cgroup: string | null } | null {
     const nonce = this.launch?.nonce ?? this.spec.identity?.nonce;
-    return nonce ? { nonce, envTag: this.envTag } : null;
+    return nonce ? { nonce, envTag: this.envTag, cgroup: this.group?.path ?? null } : null;
+  }
+
+  /** How this session's processes are found (for ending them, also after a crash): null before the shell starts. */
+  get processIdentity(): { envTag: string; notBefore: number | null; cgroup: string | null } | null {
+    if (!this.proc) return null;
+    return { envTag: this.envTag, notBefore: this.shellStartTime ?? null, cgroup: this.group?.path ?? null };
   }
 
   get started(): boolean {
@@ -248,7 +258,10 @@ export class Session {
       this.followShellIntegration(this.launch.nonce);
     }
     const backend = mode === 'pipe' ? this.backends.pipe : this.ptyBackend();
-    const proc = backend.spawn({ sessionId: this.id, file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows });
+    // The shell enters the session's cgroup before it runs: whatever it starts stays findable.
+    this.group = this.tracker.create();
+    const spawn = this.group.wrap({ file, args });
+    const proc = backend.spawn({ sessionId: this.id, file: spawn.file, args: spawn.args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows });
     this.attachProcess(proc);
   }
 
@@ -259,6 +272,7 @@ export class Session {
   adopt(proc: TmuxProcess): void {
     if (this.proc) return;
     this.mode = 'pty';
+    this.group = this.tracker.open(this.spec.identity?.cgroup ?? null);
     const nonce = this.spec.identity?.nonce;
     if (nonce) this.followShellIntegration(nonce);
     this.log.startAt(proc.initialOffset);
@@ -439,16 +453,17 @@ export class Session {
     if (this.closing) return this.closing;
     this.closed = true;
     this.closing = (async () => {
-      let report: TeardownReport = { signalled: 0, survivors: [] };
+      let report: TeardownReport = { signalled: 0, survivors: [], trackedBy: this.group?.kind ?? this.tracker.kind };
+      const group = this.group ?? undefined;
       if (this.proc && !this.exit) {
         const proc = this.proc;
         report = await teardownTree(
-          { shellPid: proc.pid, envTag: this.envTag, notBefore: this.shellStartTime },
+          { shellPid: proc.pid, envTag: this.envTag, notBefore: this.shellStartTime, group },
           { graceMs: this.spec.teardownGraceMs, killShell: () => proc.kill('SIGHUP') },
         );
       } else if (this.proc) {
         // The shell is gone, but what it started may not be.
-        report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime }, { graceMs: this.spec.teardownGraceMs });
+        report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime, group }, { graceMs: this.spec.teardownGraceMs });
       }
       if (this.isTmux) this.backends.tmux?.destroy(this.id);
       this.dispose();
@@ -463,7 +478,7 @@ export class Session {
   killNow(): void {
     // tmux sessions are meant to outlive ptydeck.
     if (!this.proc || this.isTmux) return;
-    killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag, notBefore: this.shellStartTime });
+    killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag, notBefore: this.shellStartTime, group: this.group ?? undefined });
     this.proc.kill('SIGKILL');
     this.dispose();
   }

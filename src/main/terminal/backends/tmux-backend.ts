@@ -48,7 +48,8 @@ export class TmuxBackend implements Backend {
     const env = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     const out = this.server.run([
       'new-session', '-d', '-s', name, '-x', String(spec.cols), '-y', String(spec.rows), '-c', spec.cwd, ...env, '--', spec.file, ...spec.args,
-      ';', 'pipe-pane', '-t', `=${name}:`, '-o', `exec split -b ${SegmentBytes} -a 8 - ${shellQuote(dir + '/seg.')}`,
+      // umask 077: the segments hold everything the terminal printed; only the user may read them.
+      ';', 'pipe-pane', '-t', `=${name}:`, '-o', `umask 077; exec split -b ${SegmentBytes} -a 8 - ${shellQuote(dir + '/seg.')}`,
       ';', 'display-message', '-p', '-t', `=${name}:`, '#{pane_pid} #{pane_id}',
     ]); // prettier-ignore
     const [pid, paneId] = out.trim().split(' ');
