@@ -37,6 +37,11 @@ export interface ProcessGroup {
   isEmpty(): boolean;
   /** Removes an empty cgroup; false while something is still in it. */
   remove(): boolean;
+  /**
+   * For process exit, where nothing asynchronous runs any more: kill every member, wait (briefly,
+   * blocking) for the kernel to empty the group, and remove it.
+   */
+  killAndRemoveSync(): void;
 }
 
 export interface ProcessTracker {
@@ -112,7 +117,18 @@ class CgroupGroup implements ProcessGroup {
       return false;
     }
   }
+
+  killAndRemoveSync(): void {
+    this.killAll();
+    const deadline = Date.now() + ExitWaitMs;
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    while (!this.isEmpty() && Date.now() < deadline) Atomics.wait(pause, 0, 0, 5);
+    this.remove();
+  }
 }
+
+/** At process exit, how long to wait for KILLed members to leave the group so it can be removed. */
+const ExitWaitMs = 200;
 
 const environmentGroup: ProcessGroup = {
   kind: 'environment',
@@ -122,6 +138,7 @@ const environmentGroup: ProcessGroup = {
   killAll: () => undefined,
   isEmpty: () => true,
   remove: () => true,
+  killAndRemoveSync: () => undefined,
 };
 
 /** Tracking by the environment tag only (no cgroup can be made here, or it was turned off). Recorded groups still open. */

@@ -179,8 +179,8 @@ export async function teardownTree(root: TreeRoot, opts: TeardownOptions = {}): 
 
 /** For process exit: no waiting, no promises; KILL everything we can name, now. */
 export function killTreeSync(root: TreeRoot): void {
-  root.group?.killAll();
   for (const m of snapshotMembers(root)) signalExact(m, 'SIGKILL');
+  root.group?.killAndRemoveSync();
 }
 
 async function waitUntil(done: () => boolean, timeoutMs: number, pollMs: number): Promise<void> {
