@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -159,6 +159,7 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
         handler,
       );
       httpServer.on('connection', (sock: Socket) => gate.opened(sock));
+      httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => gate.requestStarted(req.socket, (end) => res.once('close', end)));
       return httpServer;
     },
     // Errors the router raises before any hook runs (malformed percent-encoding, an over-long path
