@@ -6,7 +6,10 @@ import { join } from 'node:path';
 /** The built headless server (`ptydeck serve`) as a separate process, the way a person runs it. */
 export interface CliServer {
   url: string;
+  /** The person's (admin) token. */
   token: string;
+  /** An agent's own token (name `agent`), made at start: what the tests' "agent" calls with. */
+  agentToken: string;
   /** The viewer's address (no credential in it). */
   viewerUrl: string;
   home: string;
@@ -33,8 +36,16 @@ export async function startCliServer(env: Record<string, string> = {}): Promise<
     await new Promise((r) => setTimeout(r, 50));
   }
   const info = JSON.parse(readFileSync(runtime, 'utf8')) as { url: string; token: string; viewerUrl: string };
+  const made = await fetch(info.url + '/api/tokens', {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${info.token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'agent' }),
+  });
+  if (made.status !== 201) throw new Error(`could not create the agent token: ${made.status} ${await made.text()}`);
+  const agentToken = ((await made.json()) as { token: string }).token;
   return {
     ...info,
+    agentToken,
     home,
     proc,
     async loginUrl() {

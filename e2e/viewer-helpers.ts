@@ -58,13 +58,13 @@ export interface AioAnswer {
   data: { session_id?: string; output?: string } | null;
 }
 
-export async function agentSession(srv: CliServer, body: Record<string, unknown> = { cwd: '/tmp' }, token?: string): Promise<string> {
+export async function agentSession(srv: CliServer, body: Record<string, unknown> = { cwd: '/tmp' }, token = srv.agentToken): Promise<string> {
   const res = await srv.api<AioAnswer>('POST', '/v2/pty/sessions', body, token);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.data!.session_id!;
 }
 
-export async function agentExec(srv: CliServer, id: string, command: string, token?: string): Promise<{ status: number; body: AioAnswer }> {
+export async function agentExec(srv: CliServer, id: string, command: string, token = srv.agentToken): Promise<{ status: number; body: AioAnswer }> {
   return srv.api<AioAnswer>('POST', `/v2/pty/sessions/${id}/exec`, { command }, token);
 }
 

@@ -19,7 +19,7 @@ import {
 
 /**
  * The viewer in Chromium against a real `ptydeck serve`. The agent is this test code on the AIO v2 REST
- * API with the admin token; the person is the page. Screenshots of each state go to
+ * API with an agent token of its own; the person is the page. Screenshots of each state go to
  * test-results/screens/.
  */
 
@@ -82,7 +82,8 @@ test('the empty state says how agents open terminals, and opens one of your own 
   await expect(mine).toHaveCount(1, SLOW);
   const id = (await mine.getAttribute('data-session-id'))!;
   await expect(page.getByTestId('owner-group')).toHaveAttribute('data-owner', 'admin');
-  await expect(page.getByRole('heading', { name: 'You / admin token' })).toBeVisible();
+  await expect(page.getByTestId('owner-group').getByRole('heading')).toHaveText(/^You\s*1$/);
+  await expect(page.getByTestId('floor-holder')).toHaveText('Your terminal');
   // A person's own terminal starts in Type: the keys go straight in.
   await expect(page.getByTestId('terminal-frame')).toHaveAttribute('data-floor', 'type');
   await expect(page.getByTestId('link-state')).toHaveAttribute('data-state', 'live');

@@ -115,10 +115,10 @@ describe('the viewer session', () => {
 
   test('with the cookie, a request that changes state needs our Origin; a WebSocket too', async () => {
     const l = (await login({ token: srv.token })).login!;
-    expect(await viewer('POST', '/api/sessions', l, { origin: null })).toBe(403);
-    expect(await viewer('POST', '/api/sessions', l, { origin: `http://127.0.0.1:${srv.port + 1}` })).toBe(403);
+    expect(await viewer('POST', '/v2/pty/sessions', l, { origin: null })).toBe(403);
+    expect(await viewer('POST', '/v2/pty/sessions', l, { origin: `http://127.0.0.1:${srv.port + 1}` })).toBe(403);
     expect(await viewer('DELETE', '/api/sessions/none', l, { origin: null })).toBe(403);
-    expect(await viewer('POST', '/api/sessions', l)).toBe(200);
+    expect(await viewer('POST', '/v2/pty/sessions', l)).toBe(200);
     await expect(WsClient.open(`${srv.wsUrl}/api/events?viewer_key=${l.key}`, { Cookie: l.cookie })).rejects.toMatchObject({ status: 403 });
   });
 

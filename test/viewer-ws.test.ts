@@ -5,9 +5,13 @@ import { WsClient } from './ws-client';
 
 /** The viewer's sockets and floor control, at the protocol level (the browser tests are in e2e/). */
 let srv: TestServer;
+let agentToken: string;
 beforeAll(async () => {
   srv = await startTestServer();
+  agentToken = (await srv.api('POST', '/api/tokens', { name: 'claude' })).body.token;
 });
+/** The agent's side of these tests: its own token (the person's credential is never refused by the floor). */
+const agent = (method: string, path: string, body?: unknown) => srv.api(method, path, body, { token: agentToken });
 afterAll(async () => {
   await srv.close();
 });
@@ -21,9 +25,9 @@ test('the events socket pushes sessions as agents create, use and close them', a
   const events = await WsClient.open(`${srv.wsUrl}/api/events`, auth());
   const hello = await events.nextJson('hello');
   expect(Array.isArray(hello.sessions)).toBe(true);
-  const sid = (await srv.api('POST', '/v2/pty/sessions', { id: 'pushed', cwd: '/tmp' })).body.data.session_id;
+  const sid = (await agent('POST', '/v2/pty/sessions', { id: 'pushed', cwd: '/tmp' })).body.data.session_id;
   const created = await events.next((f) => f.text?.type === 'session' && f.text.session.id === sid);
-  expect(created.text.session).toMatchObject({ id: sid, owner: 'admin', origin: 'aio-v2', floor: 'watch', controller: 'agent', backend: testBackend, durable: testBackend === 'tmux' });
+  expect(created.text.session).toMatchObject({ id: sid, owner: 'claude', origin: 'aio-v2', floor: 'watch', controller: 'agent', backend: testBackend, durable: testBackend === 'tmux' });
   await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'false' });
   const finished = await events.next((f) => f.text?.type === 'session' && f.text.session.id === sid && f.text.session.command?.status === 'completed');
   expect(finished.text.session.command).toMatchObject({ command: 'false', exitCode: 1, source: 'exec' });
@@ -50,8 +54,8 @@ test('two viewers beside the agent: each gets a snapshot, then the same live out
   for (const c of [a, b, agent]) c.close();
 });
 
-test('floor: watch refuses the person, type lets both write, takeover refuses the agent with 423 while reads work', async () => {
-  const sid = (await srv.api('POST', '/v2/pty/sessions', { cwd: '/tmp' })).body.data.session_id;
+test('floor: watch keeps the viewer keyboard out, type lets both write, takeover refuses the agent with 423 while reads work', async () => {
+  const sid = (await agent('POST', '/v2/pty/sessions', { cwd: '/tmp' })).body.data.session_id;
   const v = await view(sid);
   await v.nextJson('snapshot');
   v.sendJson({ type: 'input', data: 'echo nope\r' });
@@ -60,21 +64,21 @@ test('floor: watch refuses the person, type lets both write, takeover refuses th
   expect((await srv.api('POST', `/api/sessions/${sid}/floor`, { mode: 'type' })).body.floor).toBe('type');
   v.sendJson({ type: 'input', data: 'echo person-typed-$((2+3))\r' });
   await until(async () => (await srv.api('GET', `/v2/pty/sessions/${sid}/screen`)).body.data.output === 'person-typed-5');
-  expect((await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'echo agent-too' })).body.data.output).toBe('agent-too');
+  expect((await agent('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'echo agent-too' })).body.data.output).toBe('agent-too');
 
   const taken = await srv.api('POST', `/api/sessions/${sid}/takeover`);
   expect(taken.body).toMatchObject({ floor: 'takeover', controller: 'person' });
-  const refused = await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'echo agent-blocked' });
+  const refused = await agent('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'echo agent-blocked' });
   expect(refused.status).toBe(423);
   expect(refused.body.message).toMatch(/A person has taken control/);
-  expect((await srv.api('POST', `/v2/pty/sessions/${sid}/input`, { input: 'x' })).status).toBe(423);
-  expect((await srv.api('GET', `/v2/pty/sessions/${sid}/screen`)).status).toBe(200);
+  expect((await agent('POST', `/v2/pty/sessions/${sid}/input`, { input: 'x' })).status).toBe(423);
+  expect((await agent('GET', `/v2/pty/sessions/${sid}/screen`)).status).toBe(200);
   expect((await srv.api('GET', '/v2/pty/sessions')).body.data.sessions[sid].controller).toBe('person');
   v.sendJson({ type: 'input', data: 'echo person-holds-floor\r' });
   await until(async () => (await srv.api('GET', `/v2/pty/sessions/${sid}/screen`)).body.data.output === 'person-holds-floor');
 
   expect((await srv.api('POST', `/api/sessions/${sid}/release`)).body).toMatchObject({ floor: 'watch', controller: 'agent' });
-  expect((await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'echo agent-back' })).body.data.output).toBe('agent-back');
+  expect((await agent('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'echo agent-back' })).body.data.output).toBe('agent-back');
   v.close();
 });
 
@@ -119,7 +123,7 @@ test('a viewer far behind is resynced from a snapshot instead of being fed the b
 });
 
 test('resize by a typing viewer reaches the PTY and every other viewer; a watching viewer may not resize', async () => {
-  const sid = (await srv.api('POST', '/v2/pty/sessions', { cwd: '/tmp' })).body.data.session_id;
+  const sid = (await agent('POST', '/v2/pty/sessions', { cwd: '/tmp' })).body.data.session_id;
   const watcher = await view(sid);
   const typist = await view(sid);
   await watcher.nextJson('snapshot');

@@ -13,6 +13,10 @@ import { findViewerDir, loginLink, viewerStaticDoor } from './api/viewer-static'
 import { ViewerLogins } from './api/viewer-login';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { SessionManager } from './terminal/manager';
+import type { Feature, FeatureFactory } from './feature';
+
+/** The features that ride on the core, in the order they start (see feature.ts). */
+export const FEATURES: FeatureFactory[] = [];
 
 /**
  * ptydeck without a window: the session manager, the credentials, and the server with every door.
@@ -40,10 +44,13 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   // tmux sessions an earlier run left behind (after a quit or a crash) come back, with their ids.
   await manager.reapOrphans();
   manager.adoptDurableSessions();
+  const features: Feature[] = FEATURES.map((make) => make({ manager, config, home: config.home }));
+  const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
   let server: RunningServer;
   try {
-    server = await startServer({ manager, tokens, logins: new ViewerLogins(config.home), config, doors: allDoors(findViewerDir(config.viewerDir)) });
+    server = await startServer({ manager, tokens, logins: new ViewerLogins(config.home), config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
   } catch (err) {
+    await Promise.all(features.map((f) => f.stop?.()));
     manager.dispose();
     throw err;
   }
@@ -72,6 +79,8 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
         process.off('exit', onExit);
         await server.close();
         await manager.shutdown();
+        // After the sessions: a feature hears every session's last events before it stops.
+        for (const f of features) await f.stop?.();
         manager.dispose();
         removeRuntimeFile(config.home, process.pid);
       })()),

@@ -42,6 +42,10 @@ export interface SessionSummary {
   exitCode: number | null;
   floor: FloorMode;
   controller: Controller;
+  /** Agent actions the floor refused since the person took it (reset by each takeover). */
+  refusals: number;
+  /** Who was refused, how often, which actions (input, exec, send, signal, resize, close), and when last. */
+  refusedBy: { agent: string; count: number; actions: string[]; last: string }[];
   /** The running command, or else the last one. */
   command: CommandInfo | null;
   /** The readiness detector's view: the foreground program is blocked reading the terminal. */

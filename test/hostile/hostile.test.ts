@@ -791,14 +791,14 @@ describe('hostile input against live sessions', () => {
     expect.soft(fatal, show(fatal)).toEqual([]);
 
     // The live sessions were not touched: their watchers got nothing but output, nobody resized,
-    // closed, took over or re-owned them.
+    // closed, took over or re-owned them (the person's own sessions start in type, agents' in watch).
     for (const l of lives) {
       const s = srv.app.manager.get(l.id);
       expect.soft(s, `live ${l.label} (${l.id}) is gone`).toBeTruthy();
       if (!s) continue;
       expect.soft(l.unexpectedFrames(), `live ${l.label}: the watcher got frames it should not have`).toEqual([]);
       expect.soft(l.watcher.closed, `live ${l.label}: the watcher was closed`).toBeNull();
-      expect.soft({ owner: s.owner, closed: s.closed, alive: s.isAlive, cols: s.cols, rows: s.rows, floor: s.floor.mode }, `live ${l.label}`).toEqual({ owner: l.owner, closed: false, alive: true, cols: 80, rows: 24, floor: 'watch' });
+      expect.soft({ owner: s.owner, closed: s.closed, alive: s.isAlive, cols: s.cols, rows: s.rows, floor: s.floor.mode }, `live ${l.label}`).toEqual({ owner: l.owner, closed: false, alive: true, cols: 80, rows: 24, floor: l.owner === 'admin' ? 'type' : 'watch' });
       expect.soft(l.bursts, `live ${l.label} ran too few bursts to span the attack`).toBeGreaterThanOrEqual(20);
     }
 

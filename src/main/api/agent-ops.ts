@@ -3,7 +3,7 @@ import { truncateOutput } from '../terminal/commands';
 import { SessionConstants } from '../terminal/constants';
 import { SendConstants } from '../terminal/send';
 import { utf8Tail } from '../terminal/utf8';
-import type { Principal } from './auth';
+import { actorOf, type Principal } from './auth';
 import { checkedDir, checkInputSize } from './aio-common';
 import { ApiError } from './errors';
 import type { ApiContext } from './server';
@@ -41,15 +41,17 @@ export const SignalArgs = z.object({ signal: z.enum(SIGNALS) });
 /** A page of a read is capped at this many bytes (the newest lines are kept). */
 export const MaxReadBytes = 256 * 1024;
 
-/** An agent types as the agent; the person's own credential on an agent door types as the person. */
-const writerOf = (p: Principal) => (p.kind === 'admin' ? 'person' : 'agent') as 'person' | 'agent';
-
 export class AgentOps {
   constructor(
     private readonly ctx: ApiContext,
     private readonly principal: Principal,
     private readonly origin: 'native' | 'mcp',
   ) {}
+
+  /** Who these operations act as: an agent by its name, or the person (never refused by the floor). */
+  private get actor() {
+    return actorOf(this.principal, this.origin);
+  }
 
   private session(id: string) {
     const s = this.ctx.sessionFor(this.principal, id, 'native');
@@ -68,9 +70,8 @@ export class AgentOps {
       cols: args.cols,
       rows: args.rows,
       env: args.env,
-      // A person's own terminal: their rc file, and their keys go in.
+      // A person's own terminal from the viewer: their rc file (the floor follows the credential).
       loadUserRc: person,
-      floor: person ? 'type' : 'watch',
     });
     return { session, created };
   }
@@ -78,7 +79,7 @@ export class AgentOps {
   async send(id: string, args: z.infer<typeof SendArgs>) {
     const s = this.session(id);
     checkInputSize(this.ctx, args.text);
-    const r = await s.send({ text: args.text, submit: args.submit ?? true, timeoutMs: args.timeout_ms, idleMs: args.idle_ms, writer: writerOf(this.principal) });
+    const r = await s.send({ text: args.text, submit: args.submit ?? true, timeoutMs: args.timeout_ms, idleMs: args.idle_ms, writer: this.actor });
     return {
       viewport: r.viewport,
       wait_reason: r.waitReason,
@@ -91,7 +92,7 @@ export class AgentOps {
   async exec(id: string, args: z.infer<typeof ExecArgs>) {
     const s = this.session(id);
     const timeoutSecs = (args.timeout_ms ?? SendConstants.TimeoutMs) / 1000;
-    const { record, outcome } = await s.exec(args.command, { timeoutSecs, noChangeTimeoutSecs: 0, writer: writerOf(this.principal) });
+    const { record, outcome } = await s.exec(args.command, { timeoutSecs, noChangeTimeoutSecs: 0, writer: this.actor });
     const running = outcome === 'timeout';
     return {
       status: running ? 'running' : record.status,
@@ -106,16 +107,14 @@ export class AgentOps {
 
   signal(id: string, args: z.infer<typeof SignalArgs>) {
     const s = this.session(id);
-    // A signal acts like a keystroke: refused to an agent while a person holds the floor.
-    if (this.principal.kind === 'agent') s.floor.check('agent');
-    const r = s.signalForeground(args.signal);
+    const r = s.signalForeground(args.signal, this.actor);
     if (r.refused) throw new ApiError(400, `${args.signal} refused: ${r.refused}`, 'SIGNAL_REFUSED');
     return { delivered: r.delivered, target_pgid: r.targetPgid };
   }
 
   async close(id: string) {
     const s = this.session(id);
-    const report = await this.ctx.manager.close(s.id);
+    const report = await this.ctx.manager.close(s.id, this.actor);
     return { id: s.id, closed: true, survivors: report?.survivors ?? [], tracked_by: report?.trackedBy ?? null };
   }
 

@@ -5,6 +5,7 @@ import { InvalidRequestError } from '../terminal/errors';
 import { existingDirectory } from '../terminal/paths';
 import type { Session } from '../terminal/session';
 import { checkInputSize, checkedDir, commandResult, envelope, failure, screenOf, sessionInfo, statsOf, terminalUrl, waitFor } from './aio-common';
+import { actorOf } from './auth';
 import { ApiError } from './errors';
 import type { ApiContext, Door } from './server';
 import { bodyObject, optSeconds, parse, path, sessionId } from './validate';
@@ -72,7 +73,7 @@ export const aioV1Door: Door = {
         hardTimeoutSecs: body.hard_timeout,
         noChangeTimeoutSecs: noChange,
         cwd: cwd && cwd !== s.currentDir() ? cwd : undefined,
-        writer: 'agent',
+        writer: actorOf(req.principal, 'aio-v1'),
       });
       return commandResult(s, record, outcome, { truncate: body.truncate !== false, timeout: body.timeout, hard: body.hard_timeout, noChange });
     });
@@ -97,7 +98,7 @@ export const aioV1Door: Door = {
       checkInputSize(ctx, body.input);
       if (!s.isAlive && s.started) throw new ApiError(400, 'Session is not active', 'SESSION_NOT_ACTIVE');
       // v1 declares press_enter required; a client that leaves it out meant a line, as 1.x ran it.
-      s.write(body.input + (body.press_enter === false ? '' : '\r'), 'agent');
+      s.write(body.input + (body.press_enter === false ? '' : '\r'), actorOf(req.principal, 'aio-v1'));
       return envelope({ status: s.commands.latest?.status ?? 'completed' }, 'Input executed successfully');
     });
 
@@ -106,7 +107,7 @@ export const aioV1Door: Door = {
       const s = session(req, body.id);
       const last = s.commands.latest;
       const exitCode = last && last.status === 'completed' ? last.exitCode : (s.exit?.exitCode ?? null);
-      await ctx.manager.close(s.id);
+      await ctx.manager.close(s.id, actorOf(req.principal, 'aio-v1'));
       return envelope({ status: 'terminated', exit_code: exitCode, returncode: exitCode }, 'Process terminated');
     });
 
@@ -142,7 +143,10 @@ export const aioV1Door: Door = {
 
     app.delete('/v1/shell/sessions', async (req) => {
       const mine = ctx.visibleSessions(req.principal);
-      await Promise.all(mine.map((s) => ctx.manager.close(s.id)));
+      const by = actorOf(req.principal, 'aio-v1');
+      // All or nothing: a session the person holds refuses the whole call (423) before any is closed.
+      for (const s of mine) s.authorize(by, 'close');
+      await Promise.all(mine.map((s) => ctx.manager.close(s.id, by)));
       return envelope({ cleaned_sessions: mine.length }, `Cleaned ${mine.length} sessions`);
     });
 
@@ -150,7 +154,7 @@ export const aioV1Door: Door = {
       const id = (req.params as { id: string }).id;
       const s = ctx.manager.get(id);
       if (!s || !ctx.canSee(req.principal, s)) return failure(`Session ${id} not found`);
-      await ctx.manager.close(id);
+      await ctx.manager.close(id, actorOf(req.principal, 'aio-v1'));
       return envelope({ session_id: id }, 'Session cleaned up');
     });
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SessionConstants } from '../terminal/constants';
 import { checkInputSize, checkedDir, commandResult, envelope, failure, screenOf, sessionInfo, statsOf, waitFor } from './aio-common';
+import { actorOf } from './auth';
 import { ApiError } from './errors';
 import type { ApiContext, Door } from './server';
 import { bodyObject, dimension, envMap, optSeconds, parse, path, sessionId } from './validate';
@@ -84,7 +85,7 @@ export const aioV2Door: Door = {
     app.patch('/v2/pty/sessions/:id', async (req) => {
       const s = session(req);
       const body = parse(PatchBody, bodyObject(req.body, 'aio'), 'aio');
-      if (body.cols != null || body.rows != null) s.resize(body.cols ?? s.cols, body.rows ?? s.rows);
+      if (body.cols != null || body.rows != null) s.resize(body.cols ?? s.cols, body.rows ?? s.rows, actorOf(req.principal, 'aio-v2'));
       if (body.no_change_timeout != null) s.noChangeTimeoutSecs = body.no_change_timeout;
       return envelope(sessionInfo(s), 'Session updated');
     });
@@ -93,7 +94,7 @@ export const aioV2Door: Door = {
       const id = idParam(req);
       const s = ctx.manager.get(id);
       if (!s || !ctx.canSee(req.principal, s)) return failure(`Session ${id} not found`);
-      const report = await ctx.manager.close(id);
+      const report = await ctx.manager.close(id, actorOf(req.principal, 'aio-v2'));
       return envelope({ session_id: id, survivors: report?.survivors ?? [], tracked_by: report?.trackedBy ?? null }, 'Session closed');
     });
 
@@ -106,7 +107,7 @@ export const aioV2Door: Door = {
         timeoutSecs: body.timeout,
         hardTimeoutSecs: body.hard_timeout,
         noChangeTimeoutSecs: noChange,
-        writer: 'agent',
+        writer: actorOf(req.principal, 'aio-v2'),
       });
       // v2 always truncates (seed 003).
       return commandResult(s, record, outcome, { truncate: true, timeout: body.timeout, hard: body.hard_timeout, noChange });
@@ -118,7 +119,7 @@ export const aioV2Door: Door = {
       const s = session(req);
       const body = parse(InputBody, bodyObject(req.body, 'aio'), 'aio');
       checkInputSize(ctx, body.input);
-      s.write(body.input + (body.press_enter === true ? '\r' : ''), 'agent');
+      s.write(body.input + (body.press_enter === true ? '\r' : ''), actorOf(req.principal, 'aio-v2'));
       return envelope({ status: s.commands.latest?.status ?? 'completed' }, 'Input sent');
     });
 
@@ -139,8 +140,11 @@ export const aioV2Door: Door = {
       // Stopping a command ends the session (seed 003): signal what runs, then close the whole tree.
       const signal = (body.signal ?? 'SIGINT').toUpperCase();
       if (!/^SIG(INT|TERM|KILL|HUP|QUIT)$/.test(signal)) throw new ApiError(422, `signal must be one of SIGINT, SIGTERM, SIGKILL, SIGHUP, SIGQUIT (got ${JSON.stringify(body.signal)})`, 'VALIDATION_ERROR');
-      s.signalForeground(signal as NodeJS.Signals);
-      const report = await ctx.manager.close(s.id);
+      const by = actorOf(req.principal, 'aio-v2');
+      // Both halves are refused while a person holds the floor; check before signalling anything.
+      s.authorize(by, 'close');
+      s.signalForeground(signal as NodeJS.Signals, by);
+      const report = await ctx.manager.close(s.id, by);
       return envelope({ session_id: s.id, status: 'terminated', signal, survivors: report?.survivors ?? [], tracked_by: report?.trackedBy ?? null }, 'Session stopped');
     });
   },

@@ -3,6 +3,7 @@ import { SessionConstants } from '../terminal/constants';
 import type { LogCursor } from '../terminal/output-hub';
 import type { Session } from '../terminal/session';
 import { incompleteTailLength, leadingContinuationLength } from '../terminal/utf8';
+import { actorOf } from './auth';
 import { ApiError } from './errors';
 import type { ApiContext, Door, UpgradeRequest, WsRoute } from './server';
 import { asBuffer, asText, attachCursor, isOpen, jsonObject, keepalive, sendJson, sendRaw } from './ws-util';
@@ -148,23 +149,24 @@ async function serveTerminal(up: UpgradeRequest, session: Session, q: AttachQuer
   });
 
   if (!session.started) session.start();
+  const by = actorOf(up.principal, 'aio-ws');
   // 2. Input and control frames, from the first moment: a client may type before its paint arrives.
   ws.on('message', (data, isBinary) => {
     try {
       if (isBinary) {
-        session.write(asBuffer(data), 'agent');
+        session.write(asBuffer(data), by);
         return;
       }
       const text = asText(data);
       const frame = jsonObject(text);
       if (!frame || typeof frame.type !== 'string') {
-        session.write(text, 'agent');
+        session.write(text, by);
         return;
       }
       switch (frame.type) {
         case 'input':
           if (typeof frame.data !== 'string') throw new ApiError(400, 'input frames carry their text as a string in "data"');
-          session.write(frame.data, 'agent');
+          session.write(frame.data, by);
           return;
         case 'resize': {
           const inner = frame.data && typeof frame.data === 'object' ? (frame.data as Record<string, unknown>) : {};
@@ -173,7 +175,7 @@ async function serveTerminal(up: UpgradeRequest, session: Session, q: AttachQuer
           if (!isDim(cols, SessionConstants.MaxCols) || !isDim(rows, SessionConstants.MaxRows)) {
             throw new ApiError(400, `resize needs integer cols (1-${SessionConstants.MaxCols}) and rows (1-${SessionConstants.MaxRows}), at the top level or under "data"`);
           }
-          session.resize(cols, rows);
+          session.resize(cols, rows, by);
           return;
         }
         case 'ping':
@@ -182,7 +184,7 @@ async function serveTerminal(up: UpgradeRequest, session: Session, q: AttachQuer
         case 'pong':
           return;
         default:
-          session.write(text, 'agent');
+          session.write(text, by);
       }
     } catch (err) {
       sendJson(ws, { type: 'error', data: (err as Error).message });

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { statSync, unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
 import { readJson, writeSecretFile } from '../home';
+import { agent, person, type Actor } from '../terminal/actor';
 
 /**
  * Who is asking. The admin is the person at the viewer (and whoever holds the admin token); each agent
@@ -10,6 +11,11 @@ import { readJson, writeSecretFile } from '../home';
 export type Principal = { kind: 'admin'; name: 'admin' } | { kind: 'agent'; name: string };
 
 export const ADMIN: Principal = { kind: 'admin', name: 'admin' };
+
+/** The person's credential acts as the person on every door; an agent's as that agent. */
+export function actorOf(p: Principal, door: string): Actor {
+  return p.kind === 'admin' ? person(door) : agent(p.name, door);
+}
 
 interface TokenFile {
   admin?: string;

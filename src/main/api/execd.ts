@@ -8,6 +8,7 @@ import { childEnvironment } from '../terminal/shell-integration';
 import type { LogCursor } from '../terminal/output-hub';
 import type { Session } from '../terminal/session';
 import { drainThen } from './aio-ws';
+import { actorOf, type Principal } from './auth';
 import { ApiError } from './errors';
 import type { ApiContext, Door, WsRoute } from './server';
 import { bodyObject, parse } from './validate';
@@ -121,7 +122,7 @@ export const execdDoor: Door = {
 
     app.delete('/pty/:id', async (req, reply) => {
       const s = session(req);
-      await ctx.manager.close(s.id);
+      await ctx.manager.close(s.id, actorOf(req.principal, 'execd'));
       return reply.code(200).send();
     });
   },
@@ -159,7 +160,7 @@ export const execdDoor: Door = {
               return;
             }
           }
-          serveExecd(session, ws, parseSince(up.query.get('since')));
+          serveExecd(session, ws, parseSince(up.query.get('since')), up.principal);
         },
       },
     ];
@@ -173,7 +174,8 @@ function parseSince(raw: string | null): number {
   return Number.isFinite(n) ? n : 0;
 }
 
-function serveExecd(session: Session, ws: WebSocket, since: number): void {
+function serveExecd(session: Session, ws: WebSocket, since: number, principal: Principal): void {
+  const by = actorOf(principal, 'execd');
   const log = session.log;
   // 5. Replay and attach. INVARIANT: the snapshot ends, and the live cursor begins, at the same offset,
   //    read in this one synchronous step; no PTY output can land between them, so no byte is missed
@@ -212,7 +214,7 @@ function serveExecd(session: Session, ws: WebSocket, since: number): void {
         const buf = asBuffer(data);
         // execd ignores an empty frame or an unknown channel byte.
         if (buf.length < 2 || buf[0] !== CH_STDIN) return;
-        session.write(buf.subarray(1), 'agent');
+        session.write(buf.subarray(1), by);
         return;
       }
       const msg = jsonObject(asText(data));
@@ -221,21 +223,21 @@ function serveExecd(session: Session, ws: WebSocket, since: number): void {
         case 'resize': {
           const { cols, rows } = msg;
           if (!isPositiveInt(cols) || !isPositiveInt(rows)) return error('resize needs positive integer cols and rows', 'INVALID_FRAME');
-          session.resize(Math.min(cols, SessionConstants.MaxCols), Math.min(rows, SessionConstants.MaxRows));
+          session.resize(Math.min(cols, SessionConstants.MaxCols), Math.min(rows, SessionConstants.MaxRows), by);
           return;
         }
         case 'signal': {
           const sig = typeof msg.signal === 'string' ? msg.signal.toUpperCase() : '';
           if (!SIGNALS.has(sig)) return error(`signal must be one of ${[...SIGNALS].join(', ')}`, 'INVALID_FRAME');
           // To the terminal's foreground group: what a person's Ctrl-C would reach.
-          session.signalForeground(sig as NodeJS.Signals, { allowShellKill: true });
+          session.signalForeground(sig as NodeJS.Signals, by, { allowShellKill: true });
           return;
         }
         case 'ping':
           return sendJson(ws, { type: 'pong' });
         case 'stdin':
           if (typeof msg.data !== 'string') return error('stdin frames carry text in "data"', 'INVALID_FRAME');
-          session.write(msg.data, 'agent');
+          session.write(msg.data, by);
           return;
         default:
           return error(`unknown frame type ${JSON.stringify(msg.type)}`, 'INVALID_FRAME');

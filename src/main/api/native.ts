@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Session } from '../terminal/session';
 import { AgentOps, ExecArgs, OpenArgs, ReadArgs, SendArgs, SignalArgs } from './agent-ops';
+import { actorOf } from './auth';
 import { ApiError } from './errors';
 import type { ApiContext, Door } from './server';
 import { bodyObject, parse } from './validate';
@@ -45,7 +46,7 @@ export const nativeDoor: Door = {
     const setFloor = (req: FastifyRequest, mode: 'watch' | 'type' | 'takeover') => {
       requireAdmin(req, 'Floor control');
       const s = session(req);
-      s.setFloor(mode);
+      s.setFloor(mode, actorOf(req.principal, 'native'));
       return s.summary();
     };
     app.post('/api/sessions/:id/takeover', async (req) => setFloor(req, 'takeover'));
@@ -56,7 +57,7 @@ export const nativeDoor: Door = {
       // The person may always interrupt, whatever the floor: it is the safety control.
       requireAdmin(req, 'Interrupt');
       const s = session(req);
-      s.write('\x03', 'system');
+      s.write('\x03', actorOf(req.principal, 'native'));
       return { id: s.id, sent: '^C' };
     });
   },

@@ -118,7 +118,8 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
           throw new ApiError(429, `Too many sessions created by ${p.name}: the limit is ${config.limits.createsPerMinute} per minute; retry in ${verdict.retryAfterSecs}s`, 'RATE_LIMITED');
         }
       }
-      return manager.create({ ...req, owner: p.name });
+      // The person's own terminal takes their keys from the start; an agent's starts watched.
+      return manager.create({ floor: p.kind === 'admin' ? 'type' : 'watch', ...req, owner: p.name });
     },
     sessionFor: (p, id, dialect) => {
       const s = manager.get(id);

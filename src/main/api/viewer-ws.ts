@@ -3,6 +3,7 @@ import { ViewerFlowControl, type ViewerEvent, type ViewerServerFrame } from '../
 import { SessionConstants } from '../terminal/constants';
 import type { LogCursor } from '../terminal/output-hub';
 import type { Session } from '../terminal/session';
+import { person } from '../terminal/actor';
 import { ApiError } from './errors';
 import type { ApiContext, Door, WsRoute } from './server';
 import { asText, attachCursor, isOpen, jsonObject, keepalive, sendJson, sendRaw } from './ws-util';
@@ -99,6 +100,12 @@ async function serveView(session: Session, ws: WebSocket): Promise<void> {
   let cursor: LogCursor | null = null;
   let detach: (() => void) | null = null;
   let size = { cols: session.cols, rows: session.rows };
+  const viewer = person('viewer');
+  // The floor governs the viewer's keyboard: in watch mode it sends nothing (the person's own REST
+  // calls are never refused; this is about keys typed into a tab that is only being watched).
+  const keyboardAllowed = (): void => {
+    if (session.floor.mode === 'watch') throw new ApiError(409, 'This session is in watch mode: switch to type or take over to send keys');
+  };
 
   // Input first: keys typed while the snapshot is on its way must not be lost.
   ws.on('message', (data, isBinary) => {
@@ -109,14 +116,15 @@ async function serveView(session: Session, ws: WebSocket): Promise<void> {
       switch (frame.type) {
         case 'input':
           if (typeof frame.data !== 'string') throw new ApiError(400, 'input needs a string "data"');
-          session.write(frame.data, 'person');
+          keyboardAllowed();
+          session.write(frame.data, viewer);
           return;
         case 'resize': {
           const { cols, rows } = frame;
           if (!isDim(cols, SessionConstants.MaxCols) || !isDim(rows, SessionConstants.MaxRows)) throw new ApiError(400, 'resize needs integer cols and rows');
           // Only someone who may type sets the size (see docs/API.md: whose size the PTY takes).
-          session.floor.check('person');
-          session.resize(cols, rows);
+          keyboardAllowed();
+          session.resize(cols, rows, viewer);
           return;
         }
         case 'ack':

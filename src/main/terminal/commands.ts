@@ -1,6 +1,6 @@
 import type { CommandInfo, CommandStatus, ShellState } from '../../shared/types';
 import { CommandConstants } from './constants';
-import type { Writer } from './floor';
+import { SYSTEM, type Actor } from './actor';
 import type { Marker } from './marker-scanner';
 import type { OutputLog } from './output-log';
 import { renderPlainText } from './plain-text';
@@ -31,7 +31,8 @@ export interface ExecOptions {
   noChangeTimeoutSecs?: number | null;
   /** Move the shell to this directory first (AIO v1's exec_dir); the move persists, as a typed cd would. */
   cwd?: string;
-  writer: Writer;
+  /** Who runs it (the floor may refuse an agent). */
+  writer: Actor;
 }
 
 export class BusyError extends Error {
@@ -56,8 +57,8 @@ export interface CommandHost {
   readonly shellKind: ShellKind;
   readonly scriptDir: string | null;
   isAlive(): boolean;
-  /** Types into the terminal, subject to the floor. */
-  typeKeys(text: string, writer: Writer): void;
+  /** Types into the terminal, subject to the floor; `command` names what the keys run, when they run one. */
+  typeKeys(text: string, writer: Actor, command?: string): void;
   /** Signals the terminal's foreground group if it is not the shell's own; false when there is none. */
   signalForeground(signal: NodeJS.Signals): boolean;
   lastOutputAt(): number;
@@ -222,7 +223,7 @@ export class CommandTracker {
     const rec = new CommandRecord(this.nextId++, command, 'exec', this.host.log.end, encoded.echoLines);
     rec.scriptFile = encoded.scriptFile;
     // The floor check happens in typeKeys, before the record is published.
-    this.host.typeKeys(encoded.text, opts.writer);
+    this.host.typeKeys(encoded.text, opts.writer, command);
     this.current = rec;
     this.setState('busy');
 
@@ -292,7 +293,7 @@ export class CommandTracker {
     rec.wake();
     this.host.changed();
     if (!this.host.isAlive()) return;
-    this.host.typeKeys('\x03', 'system');
+    this.host.typeKeys('\x03', SYSTEM);
     const grace = CommandConstants.InterruptGraceMs;
     if (await rec.until(() => rec.shellDone, grace)) return;
     // ^C did not bring the prompt back (the program ignores SIGINT, or the terminal is in raw mode).

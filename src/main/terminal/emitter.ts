@@ -12,7 +12,8 @@ export class Emitter<Events extends Record<string, unknown>> {
   emit<K extends keyof Events>(event: K, payload: Events[K]): void {
     const set = this.listeners.get(event);
     if (!set) return;
-    for (const l of [...set]) {
+    // A Set may lose members while it is iterated (a listener removing itself): no copy needed on the hot path.
+    for (const l of set) {
       try {
         (l as (p: Events[K]) => void)(payload);
       } catch (err) {

@@ -14,6 +14,7 @@ import { detectProcessTracker, environmentTracker, type ProcessTracker } from '.
 import { InvalidRequestError } from './errors';
 import { existingDirectory } from './paths';
 import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
+import { SYSTEM, type Actor } from './actor';
 import type { FloorMode } from './floor';
 import { Session, type SessionSpec } from './session';
 import type { TeardownReport } from './teardown';
@@ -332,11 +333,13 @@ export class SessionManager {
     );
   }
 
-  async close(id: string): Promise<TeardownReport | null> {
+  /** Closes a session for `by`; the floor may refuse an agent (FloorRefusedError), and then nothing changes. */
+  async close(id: string, by: Actor = SYSTEM): Promise<TeardownReport | null> {
     const s = this.sessions.get(id);
     if (!s) return null;
+    s.authorize(by, 'close');
     this.sessions.delete(id);
-    return s.close();
+    return s.close(by);
   }
 
   async closeAll(): Promise<void> {
@@ -390,6 +393,8 @@ export class SessionManager {
   /** A session may be closed to make room when nothing depends on it right now. */
   isReclaimable(s: Session): boolean {
     if (s.closed || !s.isAlive) return true;
+    // A session the person holds is in use, whatever it runs.
+    if (s.floor.mode === 'takeover') return false;
     const running = s.commands.current !== null && !s.commands.current.shellDone;
     return !running && s.shellState !== 'busy' && s.attachedClients === 0;
   }

@@ -1,5 +1,5 @@
 import type { WaitReason } from '../../shared/types';
-import type { Writer } from './floor';
+import type { Actor } from './actor';
 import type { Marker } from './marker-scanner';
 import { freshTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
 import type { Session } from './session';
@@ -42,7 +42,7 @@ export interface SendOptions {
   submit: boolean;
   timeoutMs?: number;
   idleMs?: number;
-  writer: Writer;
+  writer: Actor;
 }
 
 export type SessionStatus = { kind: 'running' } | { kind: 'exited'; exitCode: number | null; signal: number | null };
@@ -74,7 +74,7 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
   const idleMs = opts.idleMs ?? SendConstants.IdleMs;
   if (!session.started) session.start();
   await session.ready();
-  session.floor.check(opts.writer);
+  session.authorize(opts.writer, 'send');
 
   const marker = await session.screen.markCursor();
   const pid = session.pid;

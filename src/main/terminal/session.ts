@@ -8,7 +8,8 @@ import { TmuxProcess, type TmuxBackend } from './backends/tmux-backend';
 import { CommandConstants, InputConstants, ScreenConstants, SessionConstants } from './constants';
 import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
 import { Emitter } from './emitter';
-import { Floor, type FloorMode, type Writer } from './floor';
+import { SYSTEM, type Actor, type TerminalAction } from './actor';
+import { Floor, FloorRefusedError, type FloorMode } from './floor';
 import { MarkerScanner, type Marker } from './marker-scanner';
 import { OutputHub, type OutputReader } from './output-hub';
 import { OutputLog } from './output-log';
@@ -48,13 +49,28 @@ export interface SessionSpec {
   restored?: boolean;
 }
 
+/**
+ * What a session tells its subscribers: the doors, the viewer's sockets and the features (timeline,
+ * approvals, recordings). This set is the interface; a feature subscribes to it and never reaches into
+ * the session's fields. Listeners run synchronously on the output path: anything heavier than noting a
+ * fact belongs in a queue of the feature's own.
+ */
 export interface SessionEvents extends Record<string, unknown> {
   /** Something a listing shows changed (command, shell state, floor, attachments, exit). */
   changed: Session;
+  /** Bytes appended to the output log at `offset` (channel 2 is stderr, pipe sessions only). */
+  output: { data: Buffer; offset: number; channel: number };
+  /** Bytes written to the terminal, by whom; `command` when they were typed for an exec. `offset` is the log's end then. */
+  input: { data: string | Uint8Array; by: Actor; offset: number; command?: string };
   /** A shell-integration marker passed by on the output path. */
   marker: Marker;
+  /** The floor refused an agent's action. */
+  refused: { action: TerminalAction; by: Actor };
+  floor: { mode: FloorMode; by: Actor };
+  resized: { cols: number; rows: number; by: Actor };
+  signal: { signal: string; by: Actor; delivered: boolean; targetPgid: number | null };
   exit: ProcessExit;
-  closed: TeardownReport;
+  closed: TeardownReport & { by: Actor };
 }
 
 /** The terminal's program is not reading its input, and enough already waits for it. */
@@ -147,8 +163,8 @@ export class Session {
         return self.ensureScriptDir();
       },
       isAlive: () => this.isAlive,
-      typeKeys: (text, writer) => this.write(text, writer),
-      signalForeground: (signal) => this.signalForeground(signal).delivered,
+      typeKeys: (text, writer, command) => this.typeKeys(text, writer, 'exec', command),
+      signalForeground: (signal) => this.signalForeground(signal, SYSTEM).delivered,
       lastOutputAt: () => this.lastOutput,
       changed: () => this.changed(),
     });
@@ -311,25 +327,42 @@ export class Session {
   }
 
   /**
-   * Writes bytes to the terminal as one write, if the floor lets `writer` type. Refused while more than
-   * InputConstants.MaxPendingBytes wait for a program that is not reading (the server's own control keys
+   * Throws FloorRefusedError when the floor does not let `by` do `action` now, after telling subscribers
+   * (the viewer counts refusals). Every change to the terminal passes here first.
+   */
+  authorize(by: Actor, action: TerminalAction): void {
+    if (this.floor.allows(by, action)) return;
+    this.events.emit('refused', { action, by });
+    this.changed();
+    throw new FloorRefusedError(action);
+  }
+
+  /**
+   * Writes bytes to the terminal as one write, if the floor lets `by` type. Refused while more than
+   * InputConstants.MaxPendingBytes wait for a program that is not reading (ptydeck's own control keys
    * still go).
    */
-  write(data: string | Uint8Array, writer: Writer): void {
-    this.floor.check(writer);
+  write(data: string | Uint8Array, by: Actor): void {
+    this.typeKeys(data, by, 'input');
+  }
+
+  private typeKeys(data: string | Uint8Array, by: Actor, action: TerminalAction, command?: string): void {
+    this.authorize(by, action);
     if (this.closed) throw new NotActiveError('it has been closed');
     if (!this.proc) this.start();
     if (!this.isAlive) throw new NotActiveError(`its shell has exited${this.exit?.exitCode != null ? ` with code ${this.exit.exitCode}` : ''}`);
     const pending = this.proc!.pendingInputBytes ?? 0;
-    if (writer !== 'system' && pending > InputConstants.MaxPendingBytes) throw new InputBacklogError(pending);
+    if (by.kind !== 'system' && pending > InputConstants.MaxPendingBytes) throw new InputBacklogError(pending);
+    const offset = this.log.end;
     this.proc!.write(data);
+    this.events.emit('input', { data, by, offset, command });
   }
 
   async exec(command: string, opts: ExecOptions) {
     if (!this.proc) this.start();
     // Shell integration (markers) is what exec needs: a started shell has it, and so has an adopted one.
     if (!this.scanner) throw new UnsupportedError('exec needs an interactive shell on a terminal; this session runs a single command or pipes');
-    this.floor.check(opts.writer);
+    this.authorize(opts.writer, 'exec');
     return this.commands.exec(command, { ...opts, noChangeTimeoutSecs: opts.noChangeTimeoutSecs ?? this.noChangeTimeoutSecs });
   }
 
@@ -350,7 +383,8 @@ export class Session {
     this.changed();
   }
 
-  resize(cols: number, rows: number): void {
+  resize(cols: number, rows: number, by: Actor = SYSTEM): void {
+    this.authorize(by, 'resize');
     const c = clampInt(cols, 1, SessionConstants.MaxCols);
     const r = clampInt(rows, 1, SessionConstants.MaxRows);
     if (c === this.cols && r === this.rows) return;
@@ -362,11 +396,14 @@ export class Session {
     if (this.sizeHistory.length > 256) this.sizeHistory.splice(0, this.sizeHistory.length - 256);
     this.screenMirror?.noteResize(c, r);
     this.proc?.resize(c, r);
+    this.events.emit('resized', { cols: c, rows: r, by });
     this.changed();
   }
 
-  setFloor(mode: FloorMode): void {
-    if (this.floor.set(mode)) this.changed();
+  setFloor(mode: FloorMode, by: Actor): void {
+    if (!this.floor.set(mode)) return;
+    this.events.emit('floor', { mode, by });
+    this.changed();
   }
 
   touch(): void {
@@ -394,7 +431,14 @@ export class Session {
    * Signals the terminal's foreground process group as it is right now (never a guessed pid).
    * Refuses SIGKILL when that group is the shell's own: closing the session is the way to end it.
    */
-  signalForeground(signal: NodeJS.Signals, opts: { allowShellKill?: boolean } = {}): { delivered: boolean; targetPgid: number | null; refused?: string } {
+  signalForeground(signal: NodeJS.Signals, by: Actor, opts: { allowShellKill?: boolean } = {}): { delivered: boolean; targetPgid: number | null; refused?: string } {
+    this.authorize(by, 'signal');
+    const r = this.deliverSignal(signal, opts);
+    if (!r.refused) this.events.emit('signal', { signal, by, delivered: r.delivered, targetPgid: r.targetPgid });
+    return r;
+  }
+
+  private deliverSignal(signal: NodeJS.Signals, opts: { allowShellKill?: boolean }): { delivered: boolean; targetPgid: number | null; refused?: string } {
     const pid = this.proc?.pid;
     if (!pid || !this.isAlive) return { delivered: false, targetPgid: null, refused: 'the session is not running' };
     if (!this.proc!.isTty || !hasProcfs) {
@@ -440,6 +484,8 @@ export class Session {
       exitCode: this.exit?.exitCode ?? null,
       floor: this.floor.mode,
       controller: this.floor.controller,
+      refusals: this.floor.refusals.count,
+      refusedBy: Object.entries(this.floor.refusals.byAgent).map(([agent, r]) => ({ agent, count: r.count, actions: [...r.actions], last: r.last })),
       command: cmd ? cmd.info() : null,
       waitingForInput: this.waitingForInput,
       attached: this.attachments,
@@ -449,8 +495,9 @@ export class Session {
   }
 
   /** Ends the session and its whole process tree. Idempotent: later calls get the same report. */
-  close(): Promise<TeardownReport> {
+  close(by: Actor = SYSTEM): Promise<TeardownReport> {
     if (this.closing) return this.closing;
+    this.authorize(by, 'close');
     this.closed = true;
     this.closing = (async () => {
       let report: TeardownReport = { signalled: 0, survivors: [], trackedBy: this.group?.kind ?? this.tracker.kind };
@@ -467,7 +514,7 @@ export class Session {
       }
       if (this.isTmux) this.backends.tmux?.destroy(this.id);
       this.dispose();
-      this.events.emit('closed', report);
+      this.events.emit('closed', { ...report, by });
       return report;
     })();
     this.changed();
@@ -488,6 +535,7 @@ export class Session {
     this.log.append(data, channel);
     this.scanner?.feed(data, offset);
     this.lastOutput = Date.now();
+    this.events.emit('output', { data, offset, channel });
     this.hub.notify(data.length);
   }
 

@@ -32,11 +32,24 @@ export const FloorText: Record<FloorMode, { short: string; banner: string }> = {
   takeover: { short: 'Taken over', banner: 'Agents are refused until you release.' },
 };
 
-/** `admin` is whoever holds the person's token: the person, or an agent they gave it to. */
+/** `admin` owns what the person's credential opened, through the viewer or any other door. */
 export const ADMIN_OWNER = 'admin';
 
+export const isOwnSession = (s: SessionSummary): boolean => s.owner === ADMIN_OWNER;
+
 export function ownerLabel(owner: string): string {
-  return owner === ADMIN_OWNER ? 'You / admin token' : owner;
+  return owner === ADMIN_OWNER ? 'You' : owner;
+}
+
+/** Who may type, in words: a person's own terminal has no agent to hand the floor to. */
+export function floorHolder(s: SessionSummary): string {
+  if (isOwnSession(s)) return s.floor === 'watch' ? 'Your terminal, read only here' : 'Your terminal';
+  return s.controller === 'person' ? 'You hold the floor' : 'Agent has the floor';
+}
+
+export function floorBanner(s: SessionSummary): string {
+  if (isOwnSession(s)) return s.floor === 'watch' ? 'Switch to Type to send keys from this tab.' : 'Your keys go in.';
+  return FloorText[s.floor].banner;
 }
 
 export interface OwnerGroup {

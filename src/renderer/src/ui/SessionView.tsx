@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import type { FloorMode, SessionSummary } from '../../../shared/types';
 import { api, ApiError } from '../api/rest';
-import { FloorText, isEnded, ownerLabel, statusOf } from '../sessions/describe';
+import { FloorText, floorBanner, floorHolder, isEnded, ownerLabel, statusOf } from '../sessions/describe';
 import type { SessionStore } from '../sessions/session-store';
 import type { RendererKind } from '../terminal/renderer-choice';
 import { shortcutOf } from '../terminal/shortcuts';
@@ -164,7 +164,6 @@ export function SessionView({ session, store, online }: SessionViewProps) {
 /** The band above the terminal that says, in words and colour, who may type right now. */
 function FloorStrip({ session, link, children }: { session: SessionSummary; link: ViewLink; children: ReactNode }) {
   const ended = isEnded(session);
-  const holder = session.controller === 'person' ? 'You hold the floor' : 'Agent has the floor';
   return (
     <div className="floor-strip" data-testid="floor-banner" data-floor={session.floor} data-ended={ended}>
       <div className="strip-label">
@@ -180,9 +179,9 @@ function FloorStrip({ session, link, children }: { session: SessionSummary; link
             <FloorIcon floor={session.floor} />
             <strong>{FloorText[session.floor].short}</strong>
             <span className="strip-holder" data-testid="floor-holder">
-              {holder}
+              {floorHolder(session)}
             </span>
-            <span className="strip-text">{FloorText[session.floor].banner}</span>
+            <span className="strip-text">{floorBanner(session)}</span>
           </>
         )}
         {link !== 'live' ? (
