@@ -58,7 +58,7 @@ export function escapeCommand(rng: Rng): string {
 export const isEscapeMark = (cmdline: string): boolean => new RegExp(`^sleep ${ESCAPE_MARK}\\.\\d+$`).test(cmdline);
 
 /** A program that floods the terminal with queries (cursor position, device attributes, colour) and never reads the answers. */
-export const QUERY_FLOOD = `while :; do for i in $(seq 200); do printf '\\033[6n\\033[c\\033]11;?\\007\\033[>c'; done; sleep 0.05; done`;
+export const QUERY_FLOOD = `while :; do for i in $(seq 100); do printf '\\033[6n\\033[c\\033]11;?\\007\\033[>c'; done; sleep 0.2; done`;
 
 // ---------------------------------------------------------------- the viewer's cookie
 

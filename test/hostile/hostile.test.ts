@@ -64,9 +64,13 @@ const LIMITS = {
   maxSessions: 48,
   /** mallory holds 17 sessions from setup on: room for her creations, and a quota she can hit. */
   sessionsPerAgent: 24,
-  /** A trickling body is cut after this (the attack runs longer; see releaseStalls). */
-  bodyTimeoutMs: 20_000,
-  headersTimeoutMs: 10_000,
+  /**
+   * The server's defaults: a trickling body is cut after this (the attack usually runs longer; see
+   * releaseStalls). Not shorter: on a starved machine the event loop can stall for seconds, and a
+   * deadline near that would cut honest requests whose bytes sat unread.
+   */
+  bodyTimeoutMs: 30_000,
+  headersTimeoutMs: 15_000,
   unauthenticatedConnections: 48,
 };
 /**
