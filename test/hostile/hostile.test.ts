@@ -875,7 +875,7 @@ describe('hostile input against live sessions', () => {
     const sock = await openOrThrow(`${wsUrl()}/v2/pty/ws`, bearer(tokens.carol), 'final socket');
     expect(await sock.waitFor((f) => f.json?.type === 'ready')).toBeGreaterThanOrEqual(0);
     sock.close();
-  }, 300_000);
+  }, 450_000);
 
   test('every refusal says what was wrong, in its door\'s dialect, naming the field', () => {
     const vs = tally.unknownViolations(['message', 'field-not-named', 'ws-error-message']);
