@@ -32,7 +32,7 @@ const EnvStartField = 50;
 const EnvEndField = 51;
 
 /** Overwrites `NAME=value` entries of the start-up environment block with NUL bytes. Returns how many. */
-export function scrubStartupEnvironment(names: readonly string[]): number {
+function scrubStartupEnvironment(names: readonly string[]): number {
   if (process.platform !== 'linux') return 0;
   let bounds: { start: number; end: number };
   try {

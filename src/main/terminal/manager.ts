@@ -111,8 +111,10 @@ export interface ManagerEvents extends Record<string, unknown> {
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
 
 /**
- * Owns every session: creates them (idempotently by id), enforces the session limit by reclaiming the
- * least recently used idle session, closes idle ones, and ends them all on shutdown.
+ * Owns every session: creates them (idempotently by id), enforces the limits (global, per agent, and
+ * the person's reserve) by reclaiming the requester's own least recently used idle session, closes idle
+ * ones, keeps each session's processes findable (process-tracking.ts, orphans.ts), and ends them all on
+ * shutdown.
  */
 export class SessionManager {
   readonly events = new Emitter<ManagerEvents>();
