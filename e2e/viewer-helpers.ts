@@ -17,11 +17,10 @@ export const test = base.extend<{ srv: CliServer }>({
   srv: async ({}, use, testInfo) => {
     const srv = await startCliServer({ AIO_SHELL_BACKEND: BACKEND });
     // The server's own output, attached to a failed test: a failure may be the server's.
-    let log = '';
-    srv.proc.stdout!.on('data', (d) => (log += d));
-    srv.proc.stderr!.on('data', (d) => (log += d));
-    srv.proc.once('exit', (code, signal) => (log += `\n[server exited: code ${code}, signal ${signal}]\n`));
+    let exit = '';
+    srv.proc.once('exit', (code, signal) => (exit = `\n[server exited: code ${code}, signal ${signal}]\n`));
     await use(srv);
+    const log = srv.output() + exit;
     await srv.stop();
     if (testInfo.status !== testInfo.expectedStatus) {
       const path = testInfo.outputPath('server.log');

@@ -14,6 +14,7 @@ export interface TestServer {
   app: Ptydeck;
   /** JSON request with the admin token (or `token`); returns status and parsed body. */
   api<T = any>(method: string, path: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: T }>;
+  /** Stops the server, ends every session and process it started (durable ones too), deletes the home. */
   close(): Promise<void>;
 }
 
@@ -50,8 +51,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       }
       return { status: res.status, body: parsed as any };
     },
+    // The one place that ends what a test server started: every session, durable ones too (a tmux
+    // session kept for a next start that never comes would outlive the run, its home deleted).
     async close() {
-      await app.stop();
+      await app.stop('end-everything');
       rmSync(home, { recursive: true, force: true });
     },
   };
@@ -70,7 +73,20 @@ export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 10000, ever
   return last;
 }
 
-/** `ptydeck serve` as a separate process: what a person runs, with its own environment and home. */
+/**
+ * Ends the PTY host of `home` (and every session it holds), if one runs, and waits until it has exited.
+ * For tests that start a real `ptydeck serve`: its durable sessions outlive it by design.
+ */
+export async function endHost(home: string): Promise<void> {
+  const { HostBackend } = await import('../src/main/terminal/backends/host-backend');
+  await new HostBackend(home).shutdownHost();
+}
+
+/**
+ * `ptydeck serve` as a separate process (test/server-process.ts spawnServer), with what the security
+ * tests need on top: requests that may time out (a frozen server answers -1) and a kill -9 that keeps
+ * the home for a successor.
+ */
 export interface CliProcess {
   url: string;
   token: string;
@@ -80,42 +96,31 @@ export interface CliProcess {
   output(): string;
   /** JSON request; a server that does not answer within `timeoutMs` gives status -1. */
   api<T = any>(method: string, path: string, body?: unknown, opts?: { token?: string | null; timeoutMs?: number; headers?: Record<string, string> }): Promise<{ status: number; body: T }>;
-  /** Ends the process (SIGKILL if it does not exit after `signal`); keeps the home unless told. */
+  /**
+   * Ends the process (SIGKILL if it does not exit after `signal`). Unless told to keep the home, also ends
+   * what it kept running on purpose (its PTY host, its tmux server) and deletes the home.
+   */
   stop(opts?: { signal?: NodeJS.Signals; keepHome?: boolean }): Promise<void>;
 }
 
-const cliEntry = join(__dirname, '..', 'out', 'main', 'cli.js');
-
+/** Starts `ptydeck serve` on `home` (a fresh one by default); the native backend unless `env` says otherwise. */
 export async function startCliProcess(env: Record<string, string> = {}, home?: string): Promise<CliProcess> {
-  const { existsSync, readFileSync } = await import('node:fs');
-  const { spawn } = await import('node:child_process');
-  if (!existsSync(cliEntry)) throw new Error(`the CLI is not built (${cliEntry}); run npm run build`);
+  const { spawnServer, endHome } = await import('./server-process');
   const dir = home ?? mkdtempSync(join(tmpdir(), 'ptydeck-cli-'));
-  rmSync(join(dir, 'runtime.json'), { force: true });
-  const proc = spawn(process.execPath, ['-e', `require(${JSON.stringify(cliEntry)}).run(process.argv.slice(1))`, 'serve', '--port', '0'], {
-    env: { ...process.env, PTYDECK_TOKEN: '', AIO_SHELL_BACKEND: 'native', ...env, PTYDECK_HOME: dir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
-  const runtime = join(dir, 'runtime.json');
-  const ok = await until(() => existsSync(runtime) || proc.exitCode !== null, 20000);
-  if (!ok || proc.exitCode !== null) throw new Error(`the server did not start:\n${out}`);
-  const info = JSON.parse(readFileSync(runtime, 'utf8')) as { url: string; token: string };
+  const srv = await spawnServer(dir, { AIO_SHELL_BACKEND: 'native', ...env });
   return {
-    url: info.url,
-    token: info.token,
+    url: srv.url,
+    token: srv.token,
     home: dir,
-    proc,
-    output: () => out,
+    proc: srv.proc,
+    output: srv.output,
     async api(method, path, body, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-      const t = opts.token === undefined ? info.token : opts.token;
+      const t = opts.token === undefined ? srv.token : opts.token;
       if (t) headers.Authorization = `Bearer ${t}`;
       if (body !== undefined) headers['Content-Type'] = 'application/json';
       try {
-        const res = await fetch(info.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(opts.timeoutMs ?? 20000) });
+        const res = await fetch(srv.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(opts.timeoutMs ?? 20000) });
         const text = await res.text();
         let parsed: unknown = text;
         try {
@@ -129,14 +134,16 @@ export async function startCliProcess(env: Record<string, string> = {}, home?: s
       }
     },
     async stop(opts = {}) {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        const exited = new Promise((r) => proc.once('exit', r));
-        proc.kill(opts.signal ?? 'SIGTERM');
-        const timer = setTimeout(() => proc.kill('SIGKILL'), 10000);
-        await exited;
-        clearTimeout(timer);
+      const proc = srv.proc;
+      const timer = setTimeout(() => {
+        if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      }, 10000);
+      await srv.stop(opts.signal ?? 'SIGTERM');
+      clearTimeout(timer);
+      if (!opts.keepHome) {
+        await endHost(dir);
+        endHome(dir);
       }
-      if (!opts.keepHome) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

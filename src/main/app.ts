@@ -12,11 +12,13 @@ import { startServer, type Door, type RunningServer } from './api/server';
 import { findViewerDir, loginLink, viewerStaticDoor } from './api/viewer-static';
 import { ViewerLogins } from './api/viewer-login';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
+import { acquireServerLock } from './server-lock';
 import { SessionManager } from './terminal/manager';
 import type { Feature, FeatureFactory } from './feature';
+import { timelineFeature } from './timeline/timeline-feature';
 
 /** The features that ride on the core, in the order they start (see feature.ts). */
-export const FEATURES: FeatureFactory[] = [];
+export const FEATURES: FeatureFactory[] = [timelineFeature];
 
 /**
  * ptydeck without a window: the session manager, the credentials, and the server with every door.
@@ -29,8 +31,15 @@ export interface Ptydeck {
   runtimeFile: string;
   /** A one-time login link to the viewer (works once, within a minute); each call mints a new one. */
   loginLink(): string;
-  stop(): Promise<void>;
+  /**
+   * Stops the server. `keep-durable` (quitting) leaves durable sessions running for the next start to
+   * take back; `end-everything` (tests, which must leave nothing behind) ends them too, and every
+   * process the server started for them.
+   */
+  stop(mode?: StopMode): Promise<void>;
 }
+
+export type StopMode = 'keep-durable' | 'end-everything';
 
 export function allDoors(viewerDir: string | null): Door[] {
   return [aioV1Door, aioV2Door, aioWsDoor, execdDoor, nativeDoor, tokensDoor, mcpDoor, viewerWsDoor, viewerStaticDoor(viewerDir)];
@@ -38,22 +47,33 @@ export function allDoors(viewerDir: string | null): Door[] {
 
 export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   ensureHome(config.home);
-  const tokens = new TokenStore(config.home, config.tokenFromEnv);
-  const manager = new SessionManager({ ...config.manager, personOwner: ADMIN.name, backend: config.backend, stateDir: config.home });
-  // What native sessions of a server that died without closing them left running is ended first;
-  // tmux sessions an earlier run left behind (after a quit or a crash) come back, with their ids.
-  await manager.reapOrphans();
-  manager.adoptDurableSessions();
-  const features: Feature[] = FEATURES.map((make) => make({ manager, config, home: config.home }));
-  const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
+  // Before anything touches the home: a second server on it must not adopt the first one's sessions or
+  // overwrite its runtime file (this throws ServerRunningError, naming the running one).
+  const lock = await acquireServerLock(config.home);
+  let manager: SessionManager | null = null;
+  let features: Feature[] = [];
+  let tokens: TokenStore;
   let server: RunningServer;
   try {
-    server = await startServer({ manager, tokens, logins: new ViewerLogins(config.home), config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
+    tokens = new TokenStore(config.home, config.tokenFromEnv);
+    const sessions = (manager = new SessionManager({ ...config.manager, personOwner: ADMIN.name, backend: config.backend, stateDir: config.home }));
+    // What in-process sessions of a server that died without closing them left running is ended first;
+    // terminals an earlier run left behind (PTY host, tmux) come back, with their output, before any door is asked.
+    await sessions.reapOrphans();
+    await sessions.adoptDurableSessions();
+    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home }));
+    const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
+    server = await startServer({ manager: sessions, tokens, logins: new ViewerLogins(config.home), config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
   } catch (err) {
     await Promise.all(features.map((f) => f.stop?.()));
-    manager.dispose();
+    // Sessions just adopted stay running in tmux, as after a quit.
+    await manager?.shutdown();
+    manager?.dispose();
+    await lock.release();
     throw err;
   }
+  const sessions = manager;
+  lock.announce(server.url);
   const runtimeFile = writeRuntimeFile(config.home, {
     url: server.url,
     host: config.host,
@@ -65,24 +85,29 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
     startedAt: new Date().toISOString(),
   });
   // Whatever happens to this process, no shell it started outlives it (tmux sessions excepted).
-  const onExit = (): void => manager.killAllSync();
+  const onExit = (): void => sessions.killAllSync();
   process.on('exit', onExit);
   let stopped: Promise<void> | null = null;
   return {
-    manager,
+    manager: sessions,
     tokens,
     server,
     runtimeFile,
     loginLink: () => loginLink(server.ctx),
-    stop: () =>
+    stop: (mode: StopMode = 'keep-durable') =>
       (stopped ??= (async () => {
         process.off('exit', onExit);
-        await server.close();
-        await manager.shutdown();
-        // After the sessions: a feature hears every session's last events before it stops.
-        for (const f of features) await f.stop?.();
-        manager.dispose();
-        removeRuntimeFile(config.home, process.pid);
+        try {
+          await server.close();
+          await sessions.shutdown({ keepDurable: mode === 'keep-durable' });
+          // After the sessions: a feature hears every session's last events before it stops.
+          for (const f of features) await f.stop?.();
+          sessions.dispose();
+          removeRuntimeFile(config.home, process.pid);
+        } finally {
+          // Last: until the runtime file is gone, no other server may take this home.
+          await lock.release();
+        }
       })()),
   };
 }

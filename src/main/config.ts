@@ -1,6 +1,6 @@
-import { homedir, platform } from 'node:os';
-import { join } from 'node:path';
+import { defaultHome } from './home';
 import { defaultManagerConfig, type ManagerConfig } from './terminal/manager';
+import { parseTimelineSettings, type TimelineSettings } from './timeline/settings';
 
 /**
  * Flags and environment in one place. AIO's own variables are honoured so that a deployment written
@@ -14,11 +14,13 @@ export interface ServerConfig {
   home: string;
   /** The admin (person's) token from PTYDECK_TOKEN, else generated once and kept in the home directory. */
   tokenFromEnv: string | null;
-  backend: 'auto' | 'tmux' | 'native';
+  backend: 'auto' | 'host' | 'tmux' | 'native';
   manager: ManagerConfig;
   /** Where the built viewer lives; null serves a notice instead. */
   viewerDir: string | null;
   limits: Limits;
+  /** The timeline and recordings (src/main/timeline/settings.ts). */
+  timeline: TimelineSettings;
 }
 
 export interface Limits {
@@ -47,13 +49,11 @@ export const HttpDefaults = {
   UnauthenticatedConnections: 32,
 } as const;
 
-export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.PTYDECK_HOME) return env.PTYDECK_HOME;
-  if (platform() === 'darwin') return join(homedir(), 'Library', 'Application Support', 'ptydeck');
-  return join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'ptydeck');
-}
+export { defaultHome };
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 function intFrom(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
@@ -76,8 +76,8 @@ export interface Flags {
 
 export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const backend = (env.AIO_SHELL_BACKEND || 'auto').toLowerCase();
-  if (backend !== 'auto' && backend !== 'tmux' && backend !== 'native') {
-    throw new ConfigError(`AIO_SHELL_BACKEND must be auto, tmux or native (got ${JSON.stringify(env.AIO_SHELL_BACKEND)})`);
+  if (backend !== 'auto' && backend !== 'host' && backend !== 'tmux' && backend !== 'native') {
+    throw new ConfigError(`AIO_SHELL_BACKEND must be auto, host, tmux or native (got ${JSON.stringify(env.AIO_SHELL_BACKEND)})`);
   }
   const defaults = defaultManagerConfig();
   const manager: ManagerConfig = {
@@ -86,6 +86,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     maxSessionsPerAgent: intFrom('PTYDECK_MAX_SESSIONS_PER_AGENT', env.PTYDECK_MAX_SESSIONS_PER_AGENT, defaults.maxSessionsPerAgent, 1, 10000),
     idleTimeoutSecs: intFrom('AIO_SHELL_SESSION_TIMEOUT_SECS', env.AIO_SHELL_SESSION_TIMEOUT_SECS, defaults.idleTimeoutSecs, 1, 365 * 86400),
     logBytes: intFrom('PTYDECK_LOG_BYTES', env.PTYDECK_LOG_BYTES, defaults.logBytes, 64 * 1024, 1024 * 1024 * 1024),
+    memoryBudgetBytes: intFrom('PTYDECK_MEMORY_BUDGET_BYTES', env.PTYDECK_MEMORY_BUDGET_BYTES, defaults.memoryBudgetBytes, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     teardownGraceMs: intFrom('PTYDECK_TEARDOWN_GRACE_MS', env.PTYDECK_TEARDOWN_GRACE_MS, defaults.teardownGraceMs, 0, 60000),
     shell: env.PTYDECK_SHELL || undefined,
     processTracking: trackingFrom(env.PTYDECK_PROCESS_TRACKING),
@@ -113,5 +114,6 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
       socketsPerPrincipal: intFrom('PTYDECK_MAX_SOCKETS', env.PTYDECK_MAX_SOCKETS, 64, 1, 100000),
       createsPerMinute: intFrom('PTYDECK_MAX_CREATES_PER_MINUTE', env.PTYDECK_MAX_CREATES_PER_MINUTE, 120, 1, 1000000),
     },
+    timeline: parseTimelineSettings(env, intFrom, (m) => new ConfigError(m)),
   };
 }

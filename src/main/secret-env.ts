@@ -12,19 +12,24 @@ import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs'
  * them, nothing reads those bytes again.
  *
  * Best effort and Linux only: elsewhere (or where /proc/self/mem is not writable) the variable is still
- * gone from process.env and from every child's environment (child-env.ts), but a same-user process may
+ * gone from process.env and from every child's environment (sanitizedEnvironment in terminal/shell-integration.ts), but a same-user process may
  * read the start-up block; SECURITY.md says so. Processes above the server (the shell or npm that
  * exported the variable) keep it in theirs: that is outside what the server can change.
  */
 export const SECRET_VARIABLES = ['PTYDECK_TOKEN', 'PTYDECK_AGENT_TOKEN'] as const;
 
+/** Secrets taken so far: a later call (a second loadConfig) still gets them, from here. */
+const taken: Record<string, string> = {};
+
 /** A copy of the environment with the secrets' values; the process itself no longer holds them anywhere. */
 export function environmentWithSecretsTaken(names: readonly string[] = SECRET_VARIABLES): NodeJS.ProcessEnv {
-  const copy: NodeJS.ProcessEnv = { ...process.env };
   const present = names.filter((n) => process.env[n] !== undefined);
-  for (const n of present) delete process.env[n];
+  for (const n of present) {
+    taken[n] = process.env[n]!;
+    delete process.env[n];
+  }
   if (present.length) scrubStartupEnvironment(present);
-  return copy;
+  return { ...process.env, ...taken };
 }
 
 /** Field numbers (1-based, proc(5)) of the environment block's bounds in /proc/self/stat. */

@@ -5,6 +5,7 @@ import { IdTakenError, SessionLimitError } from '../terminal/manager';
 import { InputBacklogError, UnsupportedError } from '../terminal/session';
 import { SendActiveError } from '../terminal/send';
 import { TmuxUnavailableError } from '../terminal/backends/tmux';
+import { HostUnavailableError } from '../terminal/host/host-client';
 
 /**
  * Every refusal is an ApiError: a status, a stable code, and a message that says what was wrong.
@@ -78,7 +79,7 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof InvalidRequestError) return new ApiError(400, err.message, 'INVALID_REQUEST');
   if (err instanceof InputBacklogError) return new ApiError(429, err.message, 'INPUT_BACKLOG');
   if (err instanceof UnsupportedError) return new ApiError(400, err.message, 'NOT_SUPPORTED');
-  if (err instanceof TmuxUnavailableError) return new ApiError(503, err.message, 'UNAVAILABLE');
+  if (err instanceof TmuxUnavailableError || err instanceof HostUnavailableError) return new ApiError(503, err.message, 'UNAVAILABLE');
   if (err instanceof SendActiveError) return new ApiError(409, err.message, 'SEND_ACTIVE');
   const e = err as { code?: string; statusCode?: number; message?: string };
   switch (e?.code) {

@@ -3,7 +3,7 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from './errors';
-import { cookieValue, viewerCookieName } from './guards';
+import { authenticate, cookieValue, viewerCookieName } from './guards';
 import { requireAdmin } from './native';
 import { ViewerLoginConstants } from './viewer-login';
 import type { ApiContext, Door } from './server';
@@ -15,6 +15,7 @@ import { bodyObject, parse } from './validate';
  * a login link (`/?login=CODE`, which it drops from the address bar first) or the admin token typed into
  * its form to `POST /api/login`, and gets a viewer session: an HttpOnly cookie plus a key it keeps.
  *
+ *   GET  /api/login                    public: whether this page is signed in (always 200)
  *   POST /api/login {code} | {token}   public; 200 {ok, key} and the cookie, 401 otherwise
  *   POST /api/logout {all?}            ends this viewer session (or, with all, every one)
  *   POST /api/login-links              the admin mints a one-time link (what `ptydeck url` prints)
@@ -83,6 +84,28 @@ export function viewerStaticDoor(viewerDir: string | null): Door {
         if (!file.startsWith(join(viewerDir, 'assets') + sep) || !existsSync(file) || !statSync(file).isFile()) throw new ApiError(404, `No asset ${rel}`);
         reply.header('Cache-Control', 'public, max-age=31536000, immutable');
         return reply.type(TYPES[extname(file)] ?? 'application/octet-stream').send(readFileSync(file));
+      });
+
+      // The viewer's icon (the build copies src/renderer/public/ next to index.html).
+      for (const name of ['favicon.ico', 'favicon.svg']) {
+        app.get(`/${name}`, async (_req, reply) => {
+          const file = viewerDir ? join(viewerDir, name) : null;
+          if (!file || !existsSync(file)) throw new ApiError(404, `No ${name}: the viewer is not built`);
+          reply.header('Cache-Control', 'public, max-age=86400');
+          return reply.type(TYPES[extname(name)]).send(readFileSync(file));
+        });
+      }
+
+      // Whether this page is signed in, asked before it shows anything: a 200 either way, because a 401
+      // here is the expected answer for a fresh browser, and browsers log every 401 as a console error.
+      app.get('/api/login', async (req) => {
+        try {
+          const p = authenticate(req.raw, { tokens: ctx.tokens, logins: ctx.logins, port: ctx.guard.port }, { upgrade: false, execd: false }).principal;
+          return { signedIn: true, principal: p.name, kind: p.kind };
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 401) return { signedIn: false };
+          throw err;
+        }
       });
 
       app.post('/api/login', { bodyLimit: LoginBodyBytes }, async (req, reply) => {

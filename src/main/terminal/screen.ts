@@ -1,13 +1,25 @@
-import headless from '@xterm/headless';
-import serialize from '@xterm/addon-serialize';
+import * as headlessModule from '@xterm/headless';
+import * as serializeModule from '@xterm/addon-serialize';
 import type { Terminal as HeadlessTerminal } from '@xterm/headless';
 import type { SerializeAddon as SerializeAddonType } from '@xterm/addon-serialize';
 import { QueryAnswerConstants, ScreenConstants } from './constants';
 import type { OutputLog } from './output-log';
 
-// Both packages are CommonJS; a default import works from the bundle, from vitest and from plain Node.
-const { Terminal } = headless as unknown as { Terminal: typeof HeadlessTerminal };
-const { SerializeAddon } = serialize as unknown as { SerializeAddon: typeof SerializeAddonType };
+/**
+ * Both packages are CommonJS. Loaders disagree on what importing one gives: Node's ESM and vitest put
+ * module.exports under `default`, the bundle and Playwright's transform give the exports themselves.
+ * Taking `default` when there is one works under all of them.
+ */
+const cjs = <T>(ns: unknown): T => ((ns as { default?: T }).default ?? ns) as T;
+const { Terminal } = cjs<{ Terminal: typeof HeadlessTerminal }>(headlessModule);
+const { SerializeAddon } = cjs<{ SerializeAddon: typeof SerializeAddonType }>(serializeModule);
+
+/** Where the answers to terminal queries go (the PTY), and whether it is taking input at the moment. */
+export interface QueryAnswerSink {
+  write(reply: string): void;
+  /** False while earlier input still waits for the program to read it: then answers are dropped. */
+  draining(): boolean;
+}
 
 export interface ScreenSnapshot {
   /** Escape sequences that repaint the screen (and scrollback) on an empty terminal of this size. */
@@ -18,13 +30,6 @@ export interface ScreenSnapshot {
   offset: number;
   /** True when the log had dropped unparsed bytes, so the screen was rebuilt from what remained. */
   rebuilt: boolean;
-}
-
-/** Where the answers to terminal queries go (the PTY), and whether it is taking input at the moment. */
-export interface QueryAnswerSink {
-  write(reply: string): void;
-  /** False while earlier input still waits for the program to read it: then answers are dropped. */
-  draining(): boolean;
 }
 
 /**
@@ -47,7 +52,7 @@ export class ScreenMirror {
   /** A catch-up that is queued but has not started: it will parse up to wherever the log ends then. */
   private queued: Promise<void> | null = null;
   private answering = false;
-  /** Answers produced while parsing the current chunk, written together once it is parsed. */
+  /** Answers produced while parsing the current step, written together once it is parsed. */
   private replies: string[] = [];
   private replyBytes = 0;
   private readonly answerBudget = new ByteBudget(QueryAnswerConstants.BytesPerSecond);
@@ -55,6 +60,8 @@ export class ScreenMirror {
   private idleTimer: NodeJS.Timeout | null = null;
   private lastOutputAt = 0;
   private disposed = false;
+  /** Catch-ups someone waits for: while any is queued, steps are large. */
+  private urgent = 0;
 
   constructor(
     private readonly log: OutputLog,
@@ -63,6 +70,8 @@ export class ScreenMirror {
     scrollback: number = ScreenConstants.DefaultScrollbackLines,
     /** Where the answers to terminal queries go (the PTY), or null when something else answers them (tmux). */
     private readonly answer: QueryAnswerSink | null = null,
+    /** Queries before this offset were answered by an earlier screen (this one replaces a dropped one). */
+    private readonly answerFrom = 0,
   ) {
     this.term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
     this.serializer = new SerializeAddon();
@@ -70,7 +79,7 @@ export class ScreenMirror {
     this.parsed = log.start;
     this.term.onData((reply) => {
       if (!this.answering || !this.answer) return;
-      // Coalesced per chunk and capped: a flood of queries in one chunk yields one bounded answer.
+      // Coalesced per step and capped: a flood of queries in one step yields one bounded answer.
       if (this.replyBytes + reply.length > QueryAnswerConstants.MaxBytesPerChunk) return;
       this.replies.push(reply);
       this.replyBytes += reply.length;
@@ -90,6 +99,17 @@ export class ScreenMirror {
     return this.log.end - this.parsed;
   }
 
+  /** The log offset parsed so far. */
+  get parsedOffset(): number {
+    return this.parsed;
+  }
+
+  /** Roughly what the headless buffers hold in memory (cells of scrollback and screen). */
+  estimatedBytes(): number {
+    const lines = this.term.buffer.normal.length + (this.term.buffer.active.type === 'alternate' ? this.term.rows : 0);
+    return lines * this.term.cols * ScreenConstants.BytesPerCell;
+  }
+
   /** Called on each batch of output: schedules the idle catch-up without touching the bytes. */
   noteOutput(): void {
     this.lastOutputAt = Date.now();
@@ -101,13 +121,15 @@ export class ScreenMirror {
         return;
       }
       this.idleTimer = null;
-      void this.catchUp();
+      void this.catchUp({ idle: true });
     };
     this.idleTimer = setTimeout(tick, ScreenConstants.IdleCatchUpMs);
   }
 
   /** A program asked the terminal something: parse now so the headless terminal answers it. */
   noteQuery(): void {
+    // One urgent catch-up already queued will parse this query too: a query in every chunk adds nothing.
+    if (this.queued && this.urgent > 0) return;
     void this.catchUp();
   }
 
@@ -118,11 +140,16 @@ export class ScreenMirror {
 
   /**
    * Parses everything the log holds up to now. Calls are serialized; each resolves once its bytes are in.
-   * Calls made while one is already queued share it (it starts later, so it parses at least as far):
-   * a program that prints a query in every chunk queues one catch-up, not one per chunk.
+   * An idle catch-up (nobody waits for it) parses in small steps and yields between them. Calls made
+   * while one is already queued share it (it starts later, so it parses at least as far): a program that
+   * prints a query in every chunk queues one catch-up, not one per chunk.
    */
-  catchUp(): Promise<void> {
-    if (this.queued) return this.queued;
+  catchUp(opts: { idle?: boolean } = {}): Promise<void> {
+    if (!opts.idle) this.urgent++;
+    const done = (): void => {
+      if (!opts.idle) this.urgent--;
+    };
+    if (this.queued) return this.queued.finally(done);
     const run = async (): Promise<void> => {
       this.queued = null;
       if (this.disposed) return;
@@ -138,16 +165,22 @@ export class ScreenMirror {
           this.term.resize(r.cols, r.rows);
         }
       }
-      this.answering = this.answer !== null && !this.lastRebuilt;
       try {
         while (this.parsed < target) {
+          if (this.disposed) return;
           const nextResize = this.pendingResizes[0];
-          const stop = Math.min(target, this.parsed + ScreenConstants.CatchUpChunkBytes, nextResize ? nextResize.offset : Infinity);
+          const step = this.urgent > 0 ? ScreenConstants.CatchUpChunkBytes : ScreenConstants.IdleCatchUpSliceBytes;
+          // Queries before answerFrom were answered already: parse up to it silently, then answer.
+          const silentUntil = this.parsed < this.answerFrom ? this.answerFrom : Infinity;
+          const stop = Math.min(target, this.parsed + step, nextResize ? nextResize.offset : Infinity, silentUntil);
+          this.answering = this.answer !== null && !this.lastRebuilt && this.parsed >= this.answerFrom;
           if (stop > this.parsed) {
             const bytes = this.log.read(this.parsed, stop);
             await new Promise<void>((resolve) => this.term.write(bytes, resolve));
             this.parsed = stop;
             this.sendReplies();
+            // Nobody waits: let I/O (an exec, a keystroke) in between steps.
+            if (this.urgent === 0 && this.parsed < target) await new Promise((r) => setImmediate(r));
           }
           while (this.pendingResizes.length && this.pendingResizes[0].offset <= this.parsed) {
             const r = this.pendingResizes.shift()!;
@@ -164,13 +197,14 @@ export class ScreenMirror {
         this.replyBytes = 0;
       }
     };
-    this.chain = this.chain.then(run, run);
-    this.queued = this.chain;
+    const queued = this.chain.then(run, run);
+    this.queued = queued;
+    this.chain = queued.finally(done);
     return this.chain;
   }
 
   /**
-   * Writes the chunk's answers as one write, unless the program is not reading its input (the answers
+   * Writes the step's answers as one write, unless the program is not reading its input (the answers
    * would only pile up behind what waits) or the session has spent its answer budget for now.
    */
   private sendReplies(): void {

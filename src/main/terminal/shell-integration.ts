@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sanitizedEnvironment } from './child-env';
 
 /**
  * How a shell tells us where a command starts and ends: an invisible OSC 633 marker carrying a
@@ -107,11 +106,23 @@ function bashRc(nonce: string, loadUserRc: boolean): string {
   ].join('\n');
 }
 
-/** The environment every shell starts with: the server's, minus ptydeck's own variables (child-env.ts), plus terminal basics. */
+/**
+ * The server's environment without what must never reach a process ptydeck starts (a shell, the PTY
+ * host): our credentials and settings (PTYDECK_*), Electron's switches, and prompt hooks.
+ */
+export function sanitizedEnvironment(base: Record<string, string | undefined>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) {
+    if (v === undefined) continue;
+    if (k.startsWith('PTYDECK_') || k.startsWith('ELECTRON_') || k === 'PROMPT_COMMAND' || k === 'PS1' || k === 'PS0') continue;
+    env[k] = v;
+  }
+  return env;
+}
+
+/** The environment every shell starts with: the server's, sanitized, plus terminal basics. */
 export function childEnvironment(base: Record<string, string | undefined>, extra: Record<string, string> = {}): Record<string, string> {
   const env = sanitizedEnvironment(base);
-  // Prompt hooks of the shell that started ptydeck would fight our shell integration.
-  for (const k of ['PROMPT_COMMAND', 'PS1', 'PS0']) delete env[k];
   env.TERM = 'xterm-256color';
   env.COLORTERM = 'truecolor';
   env.PAGER = 'cat';

@@ -45,7 +45,8 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
 const sessionPath = (id: string, rest = ''): string => `/api/sessions/${encodeURIComponent(id)}${rest}`;
 
 export const api = {
-  whoami: () => request<{ principal: string; kind: 'admin' | 'agent' }>('GET', '/api/whoami'),
+  /** Whether this page's credential is accepted (always a 200: a fresh browser is not an error). */
+  loginState: () => request<{ signedIn: false } | { signedIn: true; principal: string; kind: 'admin' | 'agent' }>('GET', '/api/login'),
   /** Signs in with a login link's code or the admin token; keeps the viewer session's key. */
   login: async (credential: { code: string } | { token: string }) => {
     const { key } = await request<{ ok: true; key: string }>('POST', '/api/login', credential);

@@ -9,6 +9,12 @@ import { LoginForm } from './LoginForm';
 import { SessionView } from './SessionView';
 import { Sidebar } from './Sidebar';
 import { useToast } from './toasts';
+import type { RecordingInfo } from '../../../shared/timeline';
+import { PastSessions } from '../replay/PastSessions';
+import { ReplayView } from '../replay/ReplayView';
+
+/** What the main area shows: the live terminals, the list of recordings, or one recording played back. */
+type Page = { kind: 'live' } | { kind: 'recordings' } | { kind: 'replay'; rec: RecordingInfo };
 
 /** `/terminal?session_id=X` (AIO's WebShell link) opens on that session. */
 function requestedSession(): string | null {
@@ -23,9 +29,11 @@ export function App() {
   const [opening, setOpening] = useState(false);
   // Counts the person's own tab choices, so a slow "New terminal" answer does not undo a later one.
   const choices = useRef(0);
+  const [page, setPage] = useState<Page>({ kind: 'live' });
   const choose = useCallback((id: string) => {
     choices.current++;
     setChosenState(id);
+    setPage({ kind: 'live' });
   }, []);
 
   useEffect(() => {
@@ -70,6 +78,9 @@ export function App() {
         </span>
         <span className="spacer" />
         <LinkPill link={state.link} />
+        <button type="button" className={`btn ${page.kind === 'live' ? 'btn-quiet' : 'btn-primary'}`} aria-pressed={page.kind !== 'live'} onClick={() => setPage(page.kind === 'live' ? { kind: 'recordings' } : { kind: 'live' })}>
+          Recordings
+        </button>
         <button type="button" className="btn btn-primary" onClick={() => void openTerminal()} disabled={opening || state.link.state !== 'live'}>
           <PlusIcon />
           New terminal
@@ -77,7 +88,18 @@ export function App() {
       </header>
       <ConnectionBanner link={state.link} onRetry={() => store.retryNow()} />
       <div className="workspace">
-        {ordered.length > 0 ? (
+        {page.kind !== 'live' ? (
+          <>
+            {ordered.length > 0 ? <Sidebar sessions={ordered} selected={null} onSelect={choose} /> : null}
+            <main className="main main-replay">
+              {page.kind === 'recordings' ? (
+                <PastSessions onOpen={(rec) => setPage({ kind: 'replay', rec })} />
+              ) : (
+                <ReplayView key={page.rec.key} source={{ kind: 'recording', key: page.rec.key }} title={page.rec.session} jump={null} withTimeline onClose={() => setPage({ kind: 'recordings' })} closeLabel="All recordings" />
+              )}
+            </main>
+          </>
+        ) : ordered.length > 0 ? (
           <>
             <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} />
             <main className="main">{selected ? <SessionView key={selected.id} session={selected} store={store} online={state.link.state === 'live'} /> : null}</main>

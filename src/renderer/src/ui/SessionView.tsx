@@ -14,6 +14,18 @@ import { CloseIcon, SearchIcon } from './icons';
 import { PANEL_ID, tabDomId } from './Sidebar';
 import { TerminalPane } from './TerminalPane';
 import { useClearToast, useToast } from './toasts';
+import { TimelinePanel } from '../timeline/TimelinePanel';
+import { ReplayView, type ReplayJump } from '../replay/ReplayView';
+
+/** Whether the timeline panel is open beside terminals, remembered across reloads. */
+const TIMELINE_PREF = 'ptydeck.timeline';
+const timelinePreferred = (): boolean => {
+  try {
+    return window.localStorage.getItem(TIMELINE_PREF) !== 'closed';
+  } catch {
+    return true;
+  }
+};
 
 interface SessionViewProps {
   session: SessionSummary;
@@ -39,6 +51,18 @@ export function SessionView({ session, store, online }: SessionViewProps) {
   const ended = isEnded(session);
   const status = statusOf(session);
   const lastReadOnlyHint = useRef(0);
+  const [timelineOpen, setTimelineOpen] = useState(timelinePreferred);
+  const [replaying, setReplaying] = useState(false);
+  const [jump, setJump] = useState<ReplayJump | null>(null);
+  const toggleTimeline = () =>
+    setTimelineOpen((open) => {
+      try {
+        window.localStorage.setItem(TIMELINE_PREF, open ? 'closed' : 'open');
+      } catch {
+        // private mode: not remembered
+      }
+      return !open;
+    });
 
   const openFind = useCallback(() => setFind((f) => ({ open: true, signal: f.signal + 1 })), []);
   const closeFind = useCallback(() => {
@@ -126,6 +150,21 @@ export function SessionView({ session, store, online }: SessionViewProps) {
           </div>
         </div>
         <div className="session-actions">
+          <button
+            type="button"
+            className={`btn btn-small ${replaying ? 'btn-primary' : 'btn-quiet'}`}
+            aria-pressed={replaying}
+            onClick={() => {
+              setJump(null);
+              setReplaying((r) => !r);
+            }}
+            title="Play this terminal's recording back, from any moment"
+          >
+            Replay
+          </button>
+          <button type="button" className={`btn btn-small ${timelineOpen ? 'btn-primary' : 'btn-quiet'}`} aria-pressed={timelineOpen} onClick={toggleTimeline} title="Who did what, and when">
+            Timeline
+          </button>
           <button type="button" className="icon-btn" aria-label="Find in terminal" title="Find (Ctrl+Shift+F)" onClick={openFind}>
             <SearchIcon />
           </button>
@@ -133,15 +172,33 @@ export function SessionView({ session, store, online }: SessionViewProps) {
         </div>
       </header>
 
-      <div className={`terminal-frame floor-${session.floor}${ended ? ' ended' : ''}`} data-testid="terminal-frame" data-floor={session.floor} data-controller={session.controller}>
-        <FloorStrip session={session} link={link}>
-          {/* An ended session has no floor left to hold. */}
-          {ended ? null : <FloorControls session={session} busy={busy} offline={!online} onFloor={setFloor} onRelease={release} onInterrupt={interrupt} />}
-        </FloorStrip>
-        <div className="terminal-body">
-          <TerminalPane sessionId={session.id} floor={session.floor} ended={ended} events={events} onController={(c) => (controller.current = c)} />
-          {find.open && controller.current ? <FindBar search={controller.current.search} focusSignal={find.signal} onClose={closeFind} /> : null}
-        </div>
+      <div className="session-body">
+        {replaying ? (
+          <ReplayView source={{ kind: 'session', id: session.id }} title={session.id} jump={jump} withTimeline={false} onClose={() => setReplaying(false)} closeLabel={ended ? 'Back' : 'Back to live'} />
+        ) : (
+          <div className={`terminal-frame floor-${session.floor}${ended ? ' ended' : ''}`} data-testid="terminal-frame" data-floor={session.floor} data-controller={session.controller}>
+            <FloorStrip session={session} link={link}>
+              {/* An ended session has no floor left to hold. */}
+              {ended ? null : <FloorControls session={session} busy={busy} offline={!online} onFloor={setFloor} onRelease={release} onInterrupt={interrupt} />}
+            </FloorStrip>
+            <div className="terminal-body">
+              <TerminalPane sessionId={session.id} floor={session.floor} ended={ended} events={events} onController={(c) => (controller.current = c)} />
+              {find.open && controller.current ? <FindBar search={controller.current.search} focusSignal={find.signal} onClose={closeFind} /> : null}
+            </div>
+          </div>
+        )}
+        {timelineOpen ? (
+          <TimelinePanel
+            source={{ kind: 'session', id: session.id }}
+            live={!ended}
+            refreshKey={session}
+            selectedSeq={replaying ? (jump?.seq ?? null) : null}
+            onPick={(e) => {
+              setJump((j) => ({ at: e.at, seq: e.seq, n: (j?.n ?? 0) + 1 }));
+              setReplaying(true);
+            }}
+          />
+        ) : null}
       </div>
       {pendingLink !== null ? (
         <LinkConfirm
