@@ -104,3 +104,35 @@ describe("the server's own environment stays out of reach", () => {
     expect(await run(`tr '\\0' ' ' < /proc/$PPID/cmdline`)).not.toContain(SECRET);
   });
 });
+
+describe('the PTY host (the default durable backend) holds no secret either', () => {
+  let host: CliProcess;
+  beforeAll(async () => {
+    host = await startCliProcess({ PTYDECK_TOKEN: SECRET, AIO_SHELL_BACKEND: 'host' });
+  });
+  afterAll(async () => {
+    await host?.stop();
+  });
+
+  test("a host session's shell reads no token in its own, the host's or the server's environment", async () => {
+    const created = await host.api('POST', '/v2/pty/sessions', { cwd: '/tmp' });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const sid = created.body.data.session_id as string;
+    const run = async (command: string) => (await host.api('POST', `/v2/pty/sessions/${sid}/exec`, { command })).body.data.output as string;
+    const summary = (await host.api('GET', `/api/sessions/${sid}`)).body;
+    expect(summary.backend ?? summary.session?.backend).toBe('host');
+    // The shell's parent is the PTY host, not the server.
+    const ppid = (await run('echo $PPID')).trim();
+    expect(ppid).not.toBe(String(host.proc.pid));
+    expect(await run(`tr '\\0' ' ' < /proc/$PPID/cmdline`)).toContain('pty-host');
+    const hostEnv = await run(`tr '\\0' '\\n' < /proc/$PPID/environ`);
+    expect(hostEnv).toContain('PATH=');
+    expect(hostEnv).not.toContain(SECRET);
+    expect(hostEnv).not.toContain('PTYDECK_TOKEN');
+    const serverEnv = await run(`tr '\\0' '\\n' < /proc/${host.proc.pid}/environ`);
+    expect(serverEnv).toContain('PATH=');
+    expect(serverEnv).not.toContain(SECRET);
+    expect(await run('env')).not.toContain(SECRET);
+    expect(await run(`tr '\\0' '\\n' < /proc/$$/environ`)).not.toContain(SECRET);
+  });
+});
