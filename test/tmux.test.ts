@@ -86,7 +86,7 @@ test('a tmux session outlives kill -9 of ptydeck with nothing lost; an ended one
   await killServer('SIGTERM');
   ({ url, token } = await startServer());
   const again = await call('POST', '/v2/pty/sessions/build/exec', { command: 'echo third-life' });
-  expect(again.body.data.output).toBe('third-life');
+  expect(again.body.data?.output, JSON.stringify(again.body)).toBe('third-life');
 
   // Closing it for real ends the tmux session and removes its files.
   expect((await call('DELETE', '/v2/pty/sessions/build')).body.success).toBe(true);
