@@ -807,7 +807,13 @@ describe('hostile input against live sessions', () => {
     }
 
     // The query flood did not wedge its session: stopped, it runs a command.
-    await api(tokens.mallory, 'POST', `/api/sessions/${floodId}/signal`, { signal: 'SIGINT' });
+    // The flood's loop runs in the shell itself (printf is a builtin), and /api's signal reaches only a
+    // program (never the shell's own group): try until it lands on one (seq, sleep), as a person would.
+    for (let i = 0; i < 100; i++) {
+      const sig = await api(tokens.mallory, 'POST', `/api/sessions/${floodId}/signal`, { signal: 'SIGINT' });
+      if (sig.body?.delivered) break;
+      await sleep(100);
+    }
     await api(tokens.mallory, 'POST', `/v2/pty/sessions/${floodId}/wait`, { seconds: 60 });
     const afterFlood = await api(tokens.mallory, 'POST', `/v2/pty/sessions/${floodId}/exec`, { command: 'echo flood-$((6*7))', timeout: 60 });
     tally.check('a query flood leaves its session usable');
