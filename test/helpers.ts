@@ -82,3 +82,69 @@ export async function endHost(home: string): Promise<void> {
   const { HostBackend } = await import('../src/main/terminal/backends/host-backend');
   await new HostBackend(home).shutdownHost();
 }
+
+/**
+ * `ptydeck serve` as a separate process (test/server-process.ts spawnServer), with what the security
+ * tests need on top: requests that may time out (a frozen server answers -1) and a kill -9 that keeps
+ * the home for a successor.
+ */
+export interface CliProcess {
+  url: string;
+  token: string;
+  home: string;
+  proc: import('node:child_process').ChildProcess;
+  /** Everything the server printed so far (stdout and stderr). */
+  output(): string;
+  /** JSON request; a server that does not answer within `timeoutMs` gives status -1. */
+  api<T = any>(method: string, path: string, body?: unknown, opts?: { token?: string | null; timeoutMs?: number; headers?: Record<string, string> }): Promise<{ status: number; body: T }>;
+  /**
+   * Ends the process (SIGKILL if it does not exit after `signal`). Unless told to keep the home, also ends
+   * what it kept running on purpose (its PTY host, its tmux server) and deletes the home.
+   */
+  stop(opts?: { signal?: NodeJS.Signals; keepHome?: boolean }): Promise<void>;
+}
+
+/** Starts `ptydeck serve` on `home` (a fresh one by default); the native backend unless `env` says otherwise. */
+export async function startCliProcess(env: Record<string, string> = {}, home?: string): Promise<CliProcess> {
+  const { spawnServer, endHome } = await import('./server-process');
+  const dir = home ?? mkdtempSync(join(tmpdir(), 'ptydeck-cli-'));
+  const srv = await spawnServer(dir, { AIO_SHELL_BACKEND: 'native', ...env });
+  return {
+    url: srv.url,
+    token: srv.token,
+    home: dir,
+    proc: srv.proc,
+    output: srv.output,
+    async api(method, path, body, opts = {}) {
+      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+      const t = opts.token === undefined ? srv.token : opts.token;
+      if (t) headers.Authorization = `Bearer ${t}`;
+      if (body !== undefined) headers['Content-Type'] = 'application/json';
+      try {
+        const res = await fetch(srv.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(opts.timeoutMs ?? 20000) });
+        const text = await res.text();
+        let parsed: unknown = text;
+        try {
+          parsed = text ? JSON.parse(text) : null;
+        } catch {
+          // not JSON
+        }
+        return { status: res.status, body: parsed as any };
+      } catch (err) {
+        return { status: -1, body: String(err) as any };
+      }
+    },
+    async stop(opts = {}) {
+      const proc = srv.proc;
+      const timer = setTimeout(() => {
+        if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      }, 10000);
+      await srv.stop(opts.signal ?? 'SIGTERM');
+      clearTimeout(timer);
+      if (!opts.keepHome) {
+        await endHost(dir);
+        endHome(dir);
+      }
+    },
+  };
+}

@@ -1,5 +1,5 @@
 import type { ServerConfig } from './config';
-import { TokenStore } from './api/auth';
+import { ADMIN, TokenStore } from './api/auth';
 import { aioBashDoor } from './api/aio-bash';
 import { aioV1Door } from './api/aio-v1';
 import { aioV2Door } from './api/aio-v2';
@@ -10,7 +10,8 @@ import { tokensDoor } from './api/tokens';
 import { mcpDoor } from './api/mcp';
 import { viewerWsDoor } from './api/viewer-ws';
 import { startServer, type Door, type RunningServer } from './api/server';
-import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
+import { findViewerDir, loginLink, viewerStaticDoor } from './api/viewer-static';
+import { ViewerLogins } from './api/viewer-login';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { acquireServerLock } from './server-lock';
 import { SessionManager } from './terminal/manager';
@@ -38,8 +39,8 @@ export interface Ptydeck {
   tokens: TokenStore;
   server: RunningServer;
   runtimeFile: string;
-  /** The viewer URL with the admin token, for a person to open once (it is exchanged for a cookie). */
-  viewerLoginUrl: string;
+  /** A one-time login link to the viewer (works once, within a minute); each call mints a new one. */
+  loginLink(): string;
   /**
    * Stops the server. `keep-durable` (quitting) leaves durable sessions running for the next start to
    * take back; `end-everything` (tests, which must leave nothing behind) ends them too, and every
@@ -65,7 +66,9 @@ export async function startPtydeck(config: ServerConfig, extras: PtydeckExtras =
   let server: RunningServer;
   try {
     tokens = new TokenStore(config.home, config.tokenFromEnv);
-    const sessions = (manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home }));
+    const sessions = (manager = new SessionManager({ ...config.manager, personOwner: ADMIN.name, backend: config.backend, stateDir: config.home }));
+    // What in-process sessions of a server that died without closing them left running is ended first.
+    await sessions.reapOrphans();
     const events = new Emitter<FeatureEvents>();
     features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home, events, secrets: extras.secretStore ?? fileSecretStore }));
     await Promise.all(features.map((f) => f.ready));
@@ -74,7 +77,7 @@ export async function startPtydeck(config: ServerConfig, extras: PtydeckExtras =
     // the restart finds its gate.
     await sessions.adoptDurableSessions();
     const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
-    server = await startServer({ manager: sessions, tokens, config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
+    server = await startServer({ manager: sessions, tokens, logins: new ViewerLogins(config.home), config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
   } catch (err) {
     await Promise.all(features.map((f) => f.stop?.()));
     // Sessions just adopted stay running in tmux, as after a quit.
@@ -85,14 +88,14 @@ export async function startPtydeck(config: ServerConfig, extras: PtydeckExtras =
   }
   const sessions = manager;
   lock.announce(server.url);
-  const viewerLoginUrl = `${server.url}/?token=${encodeURIComponent(tokens.adminToken)}`;
   const runtimeFile = writeRuntimeFile(config.home, {
     url: server.url,
     host: config.host,
     port: server.port,
     pid: process.pid,
     token: tokens.adminToken,
-    viewerUrl: viewerLoginUrl,
+    // The viewer's address, no credential: a person signs in with a login link (`ptydeck url`).
+    viewerUrl: `${server.url}/`,
     startedAt: new Date().toISOString(),
   });
   // Whatever happens to this process, no shell it started outlives it (tmux sessions excepted).
@@ -104,7 +107,7 @@ export async function startPtydeck(config: ServerConfig, extras: PtydeckExtras =
     tokens,
     server,
     runtimeFile,
-    viewerLoginUrl,
+    loginLink: () => loginLink(server.ctx),
     stop: (mode: StopMode = 'keep-durable') =>
       (stopped ??= (async () => {
         process.off('exit', onExit);

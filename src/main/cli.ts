@@ -3,6 +3,7 @@ import { TokenError, TokenStore } from './api/auth';
 import { defaultHome, ensureHome } from './home';
 import { isLoopbackHost } from './loopback';
 import { findRunningServer } from './running-server';
+import { environmentWithSecretsTaken } from './secret-env';
 
 /**
  * `ptydeck`: the headless entry. Never imports electron.
@@ -16,7 +17,7 @@ const USAGE = `usage: ptydeck <command>
   serve [--port N] [--host H] [--allowed-host NAME[:PORT]] [--tls-cert CERT.pem --tls-key KEY.pem] [--insecure]
                                                       serve the API and the viewer (default 127.0.0.1:8791); off
                                                       loopback it needs TLS (HTTPS and WSS) or --insecure
-  url [--api]                                         the running server's viewer URL (with the admin token); --api: its API base URL
+  url [--api]                                         a one-time login link to the running server's viewer; --api: its API base URL
   token                                               the running server's admin token (what an agent sends as Bearer)
   token create --name NAME                            create an agent token (printed once)
   token list                                          list agent tokens
@@ -82,14 +83,18 @@ async function serve(args: string[]): Promise<number> {
   const { ServerRunningError } = await import('./server-lock');
   let config;
   try {
-    config = loadConfig({
-      port: values.port,
-      host: values.host,
-      allowedHosts: values['allowed-host'],
-      tlsCert: values['tls-cert'],
-      tlsKey: values['tls-key'],
-      insecure: values.insecure,
-    });
+    // The admin token may come in the environment: read it once, and leave no trace of it there.
+    config = loadConfig(
+      {
+        port: values.port,
+        host: values.host,
+        allowedHosts: values['allowed-host'],
+        tlsCert: values['tls-cert'],
+        tlsKey: values['tls-key'],
+        insecure: values.insecure,
+      },
+      environmentWithSecretsTaken(),
+    );
   } catch (err) {
     if (err instanceof ConfigError) return fail(err.message);
     throw err;
@@ -107,7 +112,7 @@ async function serve(args: string[]): Promise<number> {
   }
   console.log(`ptydeck: serving the API at ${app.server.url}`);
   console.log(`ptydeck: credential and URL written to ${app.runtimeFile} (readable only by you)`);
-  console.log(`ptydeck: open the viewer: ${app.viewerLoginUrl}`);
+  console.log(`ptydeck: open the viewer (this link works once, within a minute; \`ptydeck url\` prints a new one): ${app.loginLink()}`);
   let stopping = false;
   const running = app;
   const stop = (signal: string): void => {
@@ -144,7 +149,14 @@ async function url(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { api: { type: 'boolean' } }, strict: true });
   const server = await findRunningServer(defaultHome());
   if (!server.found) return fail(server.why, 1);
-  console.log(values.api ? server.info.url : server.info.viewerUrl);
+  if (values.api) {
+    console.log(server.info.url);
+    return 0;
+  }
+  // A one-time login link, minted by the server: the admin token never goes into a URL.
+  const res = await fetch(`${server.info.url}/api/login-links`, { method: 'POST', headers: { Authorization: `Bearer ${server.info.token}` } }).catch(() => null);
+  if (!res || !res.ok) return fail(`the server at ${server.info.url} did not give a login link${res ? ` (${res.status})` : ''}`, 1);
+  console.log(((await res.json()) as { url: string }).url);
   return 0;
 }
 

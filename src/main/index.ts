@@ -10,13 +10,15 @@ import { loadConfig } from './config';
 import { desktopFlags, reportStartupError, runDesktopApp, type ElectronApi } from './electron-main';
 import { findRunningServer } from './running-server';
 import { safeStorageSecretStore } from './secret-store';
+import { environmentWithSecretsTaken } from './secret-env';
 
 const electron = { app, BrowserWindow, ipcMain, Notification, Tray, Menu, nativeImage, dialog, shell } as unknown as ElectronApi;
 // `electron <app> --port N` in development; the packaged app has no app path in its arguments.
 const flags = desktopFlags(process.argv.slice(app.isPackaged ? 1 : 2));
 
 runDesktopApp(electron, {
-  loadConfig: (f) => loadConfig(f),
+  // The admin token may come in the environment: read it once, and leave no trace of it there.
+  loadConfig: (f) => loadConfig(f, environmentWithSecretsTaken()),
   // Remote tokens go to the OS keychain (runDesktopApp starts the server once the app is ready, when
   // safeStorage can answer).
   startPtydeck: (config) => startPtydeck(config, { secretStore: safeStorageSecretStore(safeStorage) }),

@@ -1,4 +1,5 @@
 import type { Rng } from './prng';
+import { escapeCommand, pseudoDirs, SERVER_ENV_DIRS, type ViewerCredentials } from './control-gen';
 import { dialectOf, type Dialect } from './oracle';
 import type { HttpReq } from './transport';
 
@@ -39,6 +40,8 @@ export interface World {
   liveVariants: string[];
   mallory: Pools;
   admin: Pools;
+  /** The person's viewer session, for the cookie families (control-gen.ts). */
+  viewer: ViewerCredentials;
 }
 
 /** A program that swallows anything typed at it and survives every signal but SIGKILL. */
@@ -525,6 +528,8 @@ function validValue(spec: Spec, rng: Rng, w: World, ctx: { target?: string }): u
     case 'cmd':
       return rng.weighted<string>([
         [6, rng.pick(SAFE_COMMANDS)],
+        // Processes that shed parent, session and environment before the session closes (control-gen.ts).
+        [1, escapeCommand(rng)],
         [2, `printf %s ${shellQuote(rng.unicode(rng.int(1, 64)))}`],
         [1, `# ${rng.ascii(rng.int(1, 200)).replace(/[\r\n]/g, ' ')}`],
       ]);
@@ -638,6 +643,7 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
         { value: '~root', invalid: semantic, label: '~user' },
         { value: '$HOME', invalid: semantic, label: 'unexpanded variable' },
         { value: '/proc/self/fd/0', invalid: 'unknown', label: 'a tty, not a directory' },
+        { value: rng.pick(pseudoDirs(w.tmp)), invalid: semantic, label: 'a missing directory on a pseudo-filesystem' },
       );
       break;
     }
@@ -651,6 +657,8 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
         { value: '/etc/passwd/x', invalid: true, label: 'under a file' },
         { value: `${w.tmp}/${'n'.repeat(300)}`, invalid: true, label: 'component over NAME_MAX' },
         { value: '/proc/hostile-dir', invalid: true, label: 'uncreatable' },
+        { value: rng.pick(pseudoDirs(w.tmp)), invalid: true, label: 'on a pseudo-filesystem' },
+        { value: rng.pick(SERVER_ENV_DIRS), invalid: true, label: "a variable of the server's environment" },
       );
       break;
     case 'dim':
@@ -848,6 +856,9 @@ function credential(who: Who, rng: Rng, w: World, route: { dialect: Dialect }): 
         [2, { headers: { 'x-api-key': `${w.tokens.mallory}x` }, query: '', credential: 'invalid' }],
         [1, { headers: { Authorization: `Bearer ${'t'.repeat(600)}` }, query: '', credential: 'invalid' }],
         [1, { headers: { Authorization: `Bearer ${w.tokens.admin.slice(0, -1)}` }, query: '', credential: 'invalid' }],
+        // The person's viewer cookie as another port receives it (no key), and the old fixed cookie.
+        [1, { headers: { Cookie: w.viewer.cookie }, query: '', credential: 'invalid' }],
+        [1, { headers: { Cookie: rng.pick(w.viewer.fixedCookies), 'X-Ptydeck-Viewer-Key': w.viewer.key }, query: '', credential: 'invalid' }],
         [1, { headers: { 'x-api-key': rng.ascii(40).replace(/\s/g, 'x') }, query: '', credential: 'invalid' }],
       ]);
   }

@@ -125,7 +125,7 @@ export const aioBashDoor: Door = {
       const body = parse(ExecBody, bodyObject(req.body, 'aio'), 'aio');
       const by = actorOf(req.principal, DOOR);
       const env = checkedEnv(body.env);
-      const dir = body.exec_dir ? checkedDir(body.exec_dir, 'exec_dir') : undefined;
+      const dir = body.exec_dir ? await checkedDir(body.exec_dir, 'exec_dir') : undefined;
       const { session, host } = await openSession(req, body.session_id || undefined, { cwd: dir });
       // exec_dir is also the session's directory from now on (AIO: "takes effect on every call").
       if (dir) session.workingDir = dir;
@@ -196,7 +196,7 @@ export const aioBashDoor: Door = {
 
     app.post('/v1/bash/sessions/create', async (req) => {
       const body = parse(CreateBody, bodyObject(req.body, 'aio'), 'aio');
-      const cwd = body.exec_dir ? checkedDir(body.exec_dir, 'exec_dir') : undefined;
+      const cwd = body.exec_dir ? await checkedDir(body.exec_dir, 'exec_dir') : undefined;
       const snapshot = body.snapshot_path ? asBadRequest(() => readSnapshot(body.snapshot_path!)) : null;
       // An id that is already open comes back unchanged; the new arguments are ignored (as AIO does).
       const { session, host } = await openSession(req, body.session_id || undefined, { cwd, snapshot });

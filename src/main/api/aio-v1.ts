@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { findShell } from '../terminal/shell-integration';
-import { InvalidRequestError, resolveDirectory } from '../terminal/manager';
+import { InvalidRequestError } from '../terminal/errors';
+import { existingDirectory } from '../terminal/paths';
 import type { CommandRecord, ExecOptions, ExecOutcome } from '../terminal/commands';
 import type { Session } from '../terminal/session';
 import { checkInputSize, checkedDir, commandResult, envelope, failure, screenOf, sessionInfo, statsOf, terminalUrl, waitFor } from './aio-common';
@@ -57,7 +58,7 @@ export const aioV1Door: Door = {
       let cwd: string | undefined;
       if (body.exec_dir) {
         try {
-          cwd = resolveDirectory(body.exec_dir, 'exec_dir');
+          cwd = await existingDirectory(body.exec_dir, 'exec_dir');
         } catch (err) {
           if (!(err instanceof InvalidRequestError)) throw err;
           // AIO: strict refuses with a terminated result; otherwise the session keeps its directory.
@@ -132,7 +133,7 @@ export const aioV1Door: Door = {
 
     app.post('/v1/shell/sessions/create', async (req) => {
       const body = parse(CreateBody, bodyObject(req.body, 'aio'), 'aio');
-      const cwd = body.exec_dir ? checkedDir(body.exec_dir, 'exec_dir') : undefined;
+      const cwd = body.exec_dir ? await checkedDir(body.exec_dir, 'exec_dir') : undefined;
       const { session: s, created } = await ctx.createSession(req.principal, {
         id: body.id ?? undefined,
         origin: 'aio-v1',
@@ -184,6 +185,10 @@ export const aioV1Door: Door = {
       if (q.session_id !== undefined) {
         const s = session(req, q.session_id);
         return envelope(terminalUrl(req, ctx, s.id), 'Terminal URL');
+      }
+      // A GET that creates: a page can make the browser send one (<img src=...>), so the viewer's session is not enough.
+      if (req.credential === 'viewer') {
+        throw new ApiError(403, "GET /v1/shell/terminal-url without session_id creates a terminal: call it with a token (Authorization or x-api-key), not the viewer's session", 'FORBIDDEN');
       }
       const { session: s } = await ctx.createSession(req.principal, { origin: 'aio-v1' });
       return envelope(terminalUrl(req, ctx, s.id), 'Terminal created');

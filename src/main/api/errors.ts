@@ -1,7 +1,8 @@
 import { BusyError, NotActiveError } from '../terminal/commands';
 import { FloorRefusedError } from '../terminal/floor';
-import { IdTakenError, InvalidRequestError, SessionLimitError } from '../terminal/manager';
-import { UnsupportedError } from '../terminal/session';
+import { InvalidRequestError } from '../terminal/errors';
+import { IdTakenError, SessionLimitError } from '../terminal/manager';
+import { InputBacklogError, UnsupportedError } from '../terminal/session';
 import { SendActiveError } from '../terminal/send';
 import { TmuxUnavailableError } from '../terminal/backends/tmux';
 import { HostClosedError, NoRunningProcessError, SpawnRefusedError, StdinBacklogError } from '../terminal/pipe-commands/command-host';
@@ -78,8 +79,9 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof BusyError) return new ApiError(400, err.message, 'SESSION_BUSY');
   if (err instanceof NotActiveError) return new ApiError(400, err.message, 'SESSION_NOT_ACTIVE');
   if (err instanceof SessionLimitError) return new ApiError(400, err.message, 'SESSION_LIMIT');
-  if (err instanceof IdTakenError) return new ApiError(400, err.message, 'ID_TAKEN');
+  if (err instanceof IdTakenError) return new ApiError(400, err.message, 'ID_UNAVAILABLE');
   if (err instanceof InvalidRequestError) return new ApiError(400, err.message, 'INVALID_REQUEST');
+  if (err instanceof InputBacklogError) return new ApiError(429, err.message, 'INPUT_BACKLOG');
   if (err instanceof UnsupportedError) return new ApiError(400, err.message, 'NOT_SUPPORTED');
   if (err instanceof TmuxUnavailableError || err instanceof HostUnavailableError) return new ApiError(503, err.message, 'UNAVAILABLE');
   if (err instanceof SendActiveError) return new ApiError(409, err.message, 'SEND_ACTIVE');

@@ -132,7 +132,7 @@ export function buildMcpServer(ctx: ApiContext, principal: Principal): McpServer
     'terminal_close',
     {
       title: 'Close a terminal',
-      description: 'Close the terminal and end every process started in it (children, grandchildren and daemons they forked). Returns {closed, survivors}; survivors should be empty.',
+      description: 'Close the terminal and end every process started in it (children, grandchildren and daemons they forked). Returns {closed, survivors, tracked_by}; survivors should be empty. tracked_by says how the processes were found: cgroup2/cgroup1 (none can escape) or environment (a process that clears its environment and leaves its session can).',
       inputSchema: { session_id: SESSION_ID },
     },
     ({ session_id }) => tool(() => ops.close(session_id)),

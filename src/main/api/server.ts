@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerConfig } from '../config';
@@ -9,13 +10,24 @@ import { RateLimiter } from './rate-limit';
 import type { Session } from '../terminal/session';
 import { type Principal, type TokenStore } from './auth';
 import { ApiError, dialectOf, renderError, toApiError, type Dialect } from './errors';
-import { authenticate, checkHostAndOrigin, type GuardConfig } from './guards';
+import { authenticate, checkHostAndOrigin, checkViewerOrigin, type Authenticated, type Credentials, type GuardConfig } from './guards';
+import type { ViewerLogins } from './viewer-login';
 import { SocketRegistry } from './sockets';
 import type { RemoteStatus, SessionSummary, ViewerEvent } from '../../shared/types';
+import { ConnectionGate } from './connection-gate';
+
+export const HttpConstants = {
+  /** An idle keep-alive connection is closed after this; a client that comes back opens a new one. */
+  KeepAliveTimeoutMs: 5_000,
+  /** How often Node checks the header and body deadlines, at the most (a quarter of the shorter deadline otherwise). */
+  MinCheckIntervalMs: 250,
+} as const;
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+    /** How the principal proved itself: a token, or the viewer's session (cookie and page-held key). */
+    credential: 'token' | 'viewer';
   }
 }
 
@@ -23,6 +35,8 @@ declare module 'fastify' {
 export interface ApiContext {
   manager: SessionManager;
   tokens: TokenStore;
+  /** The person's viewer logins: one-time codes and viewer sessions. */
+  logins: ViewerLogins;
   config: ServerConfig;
   sockets: SocketRegistry;
   guard: GuardConfig;
@@ -63,6 +77,7 @@ export interface ElsewhereRoute {
 export interface UpgradeRequest {
   req: IncomingMessage;
   principal: Principal;
+  credential: 'token' | 'viewer';
   params: Record<string, string>;
   query: URLSearchParams;
   /** Completes the WebSocket handshake. */
@@ -104,16 +119,18 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(opts: { manager: SessionManager; tokens: TokenStore; config: ServerConfig; doors: Door[] }): Promise<RunningServer> {
-  const { manager, tokens, config } = opts;
+export async function startServer(opts: { manager: SessionManager; tokens: TokenStore; logins: ViewerLogins; config: ServerConfig; doors: Door[] }): Promise<RunningServer> {
+  const { manager, tokens, logins, config } = opts;
   let port = config.port;
   const guard: GuardConfig = { port: () => port, bindHost: config.host, allowedHosts: config.allowedHosts, tls: config.tls !== null };
   const sockets = new SocketRegistry(config.limits.socketsPerPrincipal);
   const canSee = (p: Principal, s: Session): boolean => p.kind === 'admin' || s.owner === p.name;
   const creations = new RateLimiter(config.limits.createsPerMinute);
+  const credentials: Credentials = { tokens, logins, port: () => port };
   const ctx: ApiContext = {
     manager,
     tokens,
+    logins,
     config,
     sockets,
     guard,
@@ -141,25 +158,38 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
   };
 
   /** Host, Origin, then the credential (none needed on public routes): the order every request meets. */
-  const guardRequest = (raw: IncomingMessage): Principal | null => {
+  const guardRequest = (raw: IncomingMessage): Authenticated | null => {
     checkHostAndOrigin(raw, guard);
     const path = (raw.url ?? '/').split('?')[0];
     if (PUBLIC.some((re) => re.test(path))) return null;
-    return authenticate(raw, tokens, { upgrade: false, execd: dialectOf(path) === 'execd' });
+    const auth = authenticate(raw, credentials, { upgrade: false, execd: dialectOf(path) === 'execd' });
+    checkViewerOrigin(raw, auth, { upgrade: false });
+    return auth;
   };
 
   let httpServer!: Server;
+  const gate = new ConnectionGate(config.limits.unauthenticatedConnections);
   const app = Fastify({
     logger: false,
     bodyLimit: config.limits.bodyBytes,
     routerOptions: { maxParamLength: 256 },
-    // Long synchronous execs are legitimate; slow headers are not (see headersTimeout below).
-    requestTimeout: 0,
     serverFactory: (handler) => {
-      // No Host at all is answered by our guard (403, with a message), not by Node's bare 400.
-      const options = { maxHeaderSize: 16 * 1024, requireHostHeader: false };
+      const options = {
+        maxHeaderSize: 16 * 1024,
+        // No Host at all is answered by our guard (403, with a message), not by Node's bare 400.
+        requireHostHeader: false,
+        // Node's requestTimeout covers receiving the request (headers and body) and stops once the
+        // request is in: a slow body is cut with 408, a long exec's answer is never cut.
+        headersTimeout: config.limits.headersTimeoutMs,
+        requestTimeout: config.limits.bodyTimeoutMs,
+        keepAliveTimeout: HttpConstants.KeepAliveTimeoutMs,
+        connectionsCheckingInterval: Math.max(HttpConstants.MinCheckIntervalMs, Math.min(config.limits.headersTimeoutMs, config.limits.bodyTimeoutMs) / 4),
+      };
       // HTTPS and WSS with the person's certificate (--tls-cert/--tls-key); the same server otherwise.
       httpServer = config.tls ? (createTlsServer({ ...options, cert: config.tls.cert, key: config.tls.key }, handler) as unknown as Server) : createServer(options, handler);
+      // A TLS server reports the raw socket on 'connection' and the TLS one on requests: count TLS sockets.
+      httpServer.on(config.tls ? 'secureConnection' : 'connection', (sock: Socket) => gate.opened(sock));
+      httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => gate.requestStarted(req.socket, (end) => res.once('close', end)));
       return httpServer;
     },
     // Errors the router raises before any hook runs (malformed percent-encoding, an over-long path
@@ -190,8 +220,12 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
   });
 
   app.addHook('onRequest', async (req: FastifyRequest) => {
-    const principal = guardRequest(req.raw);
-    if (principal) req.principal = principal;
+    const auth = guardRequest(req.raw);
+    if (auth) {
+      req.principal = auth.principal;
+      req.credential = auth.via;
+      gate.authenticated(req.raw.socket);
+    }
   });
 
   app.addHook('onSend', async (_req, reply, payload) => {
@@ -251,7 +285,10 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     const refuse = (err: ApiError): void => rejectUpgrade(socket, err, dialect);
     try {
       checkHostAndOrigin(req, guard);
-      const principal = authenticate(req, tokens, { upgrade: true, execd: dialect === 'execd' });
+      const auth = authenticate(req, credentials, { upgrade: true, execd: dialect === 'execd' });
+      checkViewerOrigin(req, auth, { upgrade: true });
+      const principal = auth.principal;
+      gate.authenticated(req.socket);
       const problem = handshakeProblem(req);
       if (problem) return refuse(new ApiError(400, `WebSocket handshake refused: ${problem}`, 'INVALID_REQUEST'));
       const route = routes.find((r) => r.match(path));
@@ -261,6 +298,7 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
       const up: UpgradeRequest = {
         req,
         principal,
+        credential: auth.via,
         params: route.match(path)!,
         query: url.searchParams,
         accept: () =>
@@ -320,9 +358,6 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
       resolve();
     });
   });
-  // Slow-header (slowloris) connections are cut; a long exec response is not.
-  httpServer.headersTimeout = 15_000;
-  httpServer.keepAliveTimeout = 5_000;
   const addr = httpServer.address();
   port = typeof addr === 'object' && addr ? addr.port : config.port;
 
@@ -334,6 +369,7 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     url: ctx.baseUrl(),
     close: async () => {
       revokeUnsub();
+      logins.dispose();
       sockets.closeAll(1001, 'server shutting down');
       wss.close();
       await app.close();

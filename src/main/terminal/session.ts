@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { BackendKind, SessionSummary, ShellState } from '../../shared/types';
 import type { AdoptableProcess, Backend, DurableBackend, ProcessExit, TerminalProcess } from './backends/backend';
 import type { SavedSession } from './durable-state';
-import { CommandConstants, ScreenConstants, SessionConstants, StreamConstants } from './constants';
+import { CommandConstants, InputConstants, ScreenConstants, SessionConstants, StreamConstants } from './constants';
 import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
 import { Emitter } from './emitter';
 import { SYSTEM, type Actor, type TerminalAction } from './actor';
@@ -15,9 +15,10 @@ import { MarkerScanner, type Marker } from './marker-scanner';
 import { OutputHub, type OutputReader } from './output-hub';
 import { OutputLog } from './output-log';
 import { foregroundPgid, hasProcfs, pidClock, readStat, signalGroup } from './processes';
-import { ScreenMirror } from './screen';
+import { ScreenMirror, type QueryAnswerSink } from './screen';
 import { runSend, SendActiveError, type SendOptions, type SendResult } from './send';
 import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
+import { environmentTracker, type ProcessGroup, type ProcessTracker } from './process-tracking';
 import { killTreeSync, teardownTree, type TeardownReport } from './teardown';
 
 export interface SessionSpec {
@@ -42,8 +43,8 @@ export interface SessionSpec {
   teardownGraceMs?: number;
   /** Which terminal backs the PTY: node-pty in this process, or one that outlives ptydeck (the PTY host, tmux). */
   backend?: 'native' | 'host' | 'tmux';
-  /** A session re-adopted after a restart keeps its marker nonce and environment tag (and its line gate hook). */
-  identity?: { nonce: string; envTag: string; gateHook?: boolean };
+  /** A session re-adopted after a restart keeps its marker nonce, environment tag, process group (and its line gate hook). */
+  identity?: { nonce: string; envTag: string; gateHook?: boolean; cgroup?: string | null };
   createdAt?: string;
   /** Taken over from a terminal an earlier ptydeck started (PTY host or tmux). */
   restored?: boolean;
@@ -86,6 +87,16 @@ export interface SessionEvents extends Record<string, unknown> {
 
 /** Builds the process a session runs on when it is not a shell (see `Session.host`). */
 export type HostFactory = (session: Session, env: Record<string, string>) => TerminalProcess;
+
+/** The terminal's program is not reading its input, and enough already waits for it. */
+export class InputBacklogError extends Error {
+  constructor(pending: number) {
+    super(
+      `The terminal is not taking input: ${pending} bytes already wait for its program to read them; retry once it reads (or interrupt it)`,
+    );
+    this.name = 'InputBacklogError';
+  }
+}
 
 export class UnsupportedError extends Error {
   constructor(message: string) {
@@ -139,6 +150,8 @@ export class Session {
   private throttleTimer: NodeJS.Timeout | null = null;
   /** The pid clock when the shell started (teardown reads only processes younger than it). */
   private pidMark: { pid: number; wraps: number } | undefined;
+  /** The session's process group (a cgroup where the machine allows); made when the shell starts. */
+  private group: ProcessGroup | null = null;
   /** The exit status the shell announced in its EXIT trap, if it did. */
   private reportedExitCode: number | null = null;
   private readonly envTag: string;
@@ -156,6 +169,8 @@ export class Session {
     /** Told of every byte appended, so the sessions' shared memory budget can act in time. */
     private readonly memory: { noteGrowth(bytes: number): void } | null = null,
     gateHost?: GateHost,
+    /** Where the session's processes are kept so that none escapes its close (process-tracking.ts). */
+    private readonly tracker: ProcessTracker = environmentTracker,
   ) {
     this.createdAt = spec.createdAt ? new Date(spec.createdAt) : new Date();
     this.cols = spec.cols;
@@ -234,13 +249,20 @@ export class Session {
       envTag: identity.envTag,
       ...(identity.gateHook ? { gateHook: true } : {}),
       ...(this.spec.command !== undefined ? { command: this.spec.command } : {}),
+      ...(identity.cgroup ? { cgroup: identity.cgroup } : {}),
     };
   }
 
   /** What a restart needs to recognise this session's markers and processes again. */
-  get identity(): { nonce: string; envTag: string; gateHook: boolean } | null {
+  get identity(): { nonce: string; envTag: string; gateHook: boolean; cgroup: string | null } | null {
     const nonce = this.launch?.nonce ?? this.spec.identity?.nonce ?? (this.spec.command !== undefined ? '' : undefined);
-    return nonce !== undefined ? { nonce, envTag: this.envTag, gateHook: this.gateInShell } : null;
+    return nonce !== undefined ? { nonce, envTag: this.envTag, gateHook: this.gateInShell, cgroup: this.group?.path ?? this.spec.identity?.cgroup ?? null } : null;
+  }
+
+  /** How this session's processes are found (for ending them, also after a crash): null before the shell starts. */
+  get processIdentity(): { envTag: string; notBefore: number | null; cgroup: string | null } | null {
+    if (!this.proc) return null;
+    return { envTag: this.envTag, notBefore: this.shellStartTime ?? null, cgroup: this.group?.path ?? null };
   }
 
   get started(): boolean {
@@ -281,7 +303,17 @@ export class Session {
     if (!this.screenMirror) {
       const first = this.sizeAt(this.log.start);
       // The headless screen answers terminal queries, unless the terminal does (tmux) or there is no PTY.
-      const answer = this.proc && this.proc.isTty && !this.proc.answersQueries ? (reply: string) => this.proc?.write(reply) : null;
+      const proc = this.proc;
+      const answer: QueryAnswerSink | null =
+        proc && proc.isTty && !proc.answersQueries
+          ? {
+              write: (reply) => {
+                if (this.isAlive) proc.write(reply);
+              },
+              // Answers wait behind input the program has not read: while any waits, they are dropped.
+              draining: () => (proc.pendingInputBytes ?? 0) === 0,
+            }
+          : null;
       const mirror = new ScreenMirror(this.log, first.cols, first.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer, this.queriesAnsweredTo);
       for (const r of this.sizeHistory) if (r.offset > this.log.start) mirror.noteResize(r.cols, r.rows, r.offset);
       this.screenMirror = mirror;
@@ -350,7 +382,11 @@ export class Session {
       this.followShellIntegration(this.launch.nonce);
     }
     const backend = mode === 'pipe' ? this.backends.pipe : this.ptyBackend();
-    const spawnSpec = { sessionId: this.id, file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows };
+    // The shell enters the session's cgroup before it runs anything: whatever it starts stays findable.
+    // Only the file and arguments change, so every backend (in-process, PTY host, tmux, pipes) gets it.
+    this.group = this.tracker.create();
+    const spawn = this.group.wrap({ file, args });
+    const spawnSpec = { sessionId: this.id, file: spawn.file, args: spawn.args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows };
     const durable = backend.kind === 'host' || backend.kind === 'tmux';
     const proc = backend.spawn(durable ? { ...spawnSpec, record: this.savedState() ?? undefined, logBytes: this.spec.logBytes } : spawnSpec);
     this.attachProcess(proc);
@@ -385,6 +421,7 @@ export class Session {
   adopt(proc: AdoptableProcess): void {
     if (this.proc) return;
     this.mode = 'pty';
+    this.group = this.tracker.open(this.spec.identity?.cgroup ?? null);
     const nonce = this.spec.identity?.nonce;
     if (nonce) this.followShellIntegration(nonce);
     // Its hook (if an earlier ptydeck gave it one) finds this server through the port file.
@@ -447,8 +484,9 @@ export class Session {
   }
 
   /**
-   * Writes bytes to the terminal as one write, if the floor lets `by` type. `lineChecked`: the line
-   * was already asked about at the door (a send into a shell without the hook).
+   * Writes bytes to the terminal as one write, if the floor lets `by` type. Refused while more than
+   * InputConstants.MaxPendingBytes wait for a program that is not reading (ptydeck's own keys still go).
+   * `lineChecked`: the line was already asked about at the door (a send into a shell without the hook).
    */
   write(data: string | Uint8Array, by: Actor, lineChecked = false): void {
     this.typeKeys(data, by, 'input', undefined, lineChecked);
@@ -459,6 +497,8 @@ export class Session {
     if (this.closed) throw new NotActiveError('it has been closed');
     if (!this.proc) this.start();
     if (!this.isAlive) throw new NotActiveError(`its shell has exited${this.exit?.exitCode != null ? ` with code ${this.exit.exitCode}` : ''}`);
+    const pending = this.proc!.pendingInputBytes ?? 0;
+    if (by.kind !== 'system' && pending > InputConstants.MaxPendingBytes) throw new InputBacklogError(pending);
     if (this.gateAtDoor && by.kind === 'agent' && command === undefined && !lineChecked) {
       // No hook reads this line: an agent's Enter waits at the door until its line is allowed.
       this.gate!.typeAtDoor(data, by, (d) => this.typeNow(d, by, command), (text) => this.showNotice(text));
@@ -676,16 +716,17 @@ export class Session {
     this.authorize(by, 'close');
     this.closed = true;
     this.closing = (async () => {
-      let report: TeardownReport = { signalled: 0, survivors: [] };
+      let report: TeardownReport = { signalled: 0, survivors: [], trackedBy: this.group?.kind ?? this.tracker.kind };
+      const group = this.group ?? undefined;
       if (this.proc && !this.exit) {
         const proc = this.proc;
         report = await teardownTree(
-          { shellPid: proc.pid, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark },
+          { shellPid: proc.pid, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark, group },
           { graceMs: this.spec.teardownGraceMs, killShell: () => proc.kill('SIGHUP') },
         );
       } else if (this.proc) {
         // The shell is gone, but what it started may not be.
-        report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark }, { graceMs: this.spec.teardownGraceMs });
+        report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark, group }, { graceMs: this.spec.teardownGraceMs });
       }
       if (this.isDurable) this.durableBackend?.destroy(this.id);
       this.dispose();
@@ -700,7 +741,7 @@ export class Session {
   killNow(): void {
     // Durable sessions are meant to outlive ptydeck.
     if (!this.proc || this.isDurable) return;
-    killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag, notBefore: this.shellStartTime });
+    killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag, notBefore: this.shellStartTime, group: this.group ?? undefined });
     this.proc.kill('SIGKILL');
     this.dispose();
   }

@@ -1,6 +1,7 @@
 import type { RemoteStatus, SessionSummary, ViewerEvent } from '../../../shared/types';
 import { hasBridgeToken, wsUrl } from '../api/connection';
 import { ReconnectingSocket, type SocketDown } from '../api/reconnecting-socket';
+import { redeemLoginLink } from '../api/login-link';
 import { api } from '../api/rest';
 import { attentionFor, deliver } from './attention';
 
@@ -43,16 +44,18 @@ export class SessionStore {
 
   readonly getSnapshot = (): SessionState => this.state;
 
-  /** Check the credential, then open the events socket. */
+  /** Sign in with a login link if the page was opened with one, check the credential, then open the events socket. */
   async start(): Promise<void> {
     const gen = ++this.generation;
     this.socket?.stop();
     this.socket = null;
+    const refused = await redeemLoginLink();
+    if (gen !== this.generation) return;
     try {
       const me = await api.loginState();
       if (gen !== this.generation) return;
       if (!me.signedIn && !hasBridgeToken()) {
-        this.set({ link: { state: 'login', message: null } });
+        this.set({ link: { state: 'login', message: refused } });
         return;
       }
       if (me.signedIn) this.set({ principal: me.principal });

@@ -24,6 +24,8 @@ export interface TerminalEvents {
   onFindShortcut(): void;
   /** The person typed while only watching. */
   onReadOnlyKey(): void;
+  /** The person clicked a link in the terminal (a URL in the text, or an OSC 8 hyperlink's real target). */
+  onOpenLink(uri: string): void;
 }
 
 export const TerminalTiming = {
@@ -87,13 +89,15 @@ export class TerminalController {
       minimumContrastRatio: 1,
       rightClickSelectsWord: true,
       macOptionIsMeta: true,
+      // OSC 8 hyperlinks: the text shown may say anything; the target goes to the person to confirm.
+      linkHandler: { activate: (ev, uri) => this.linkClicked(ev, uri), allowNonHttpProtocols: false },
     });
     this.search = new SearchAddon({ highlightLimit: 2000 });
     this.term.loadAddon(this.fit);
     this.term.loadAddon(this.search);
     this.term.loadAddon(new Unicode11Addon());
     this.term.unicode.activeVersion = '11';
-    this.term.loadAddon(new WebLinksAddon((ev, uri) => openLink(ev, uri)));
+    this.term.loadAddon(new WebLinksAddon((ev, uri) => this.linkClicked(ev, uri)));
     this.term.open(host);
 
     this.inspect = { term: this.term, renderer: 'dom' };
@@ -312,15 +316,18 @@ export class TerminalController {
     return true;
   }
 
+  /**
+   * A link in a terminal is the output's word (an agent's, or a program's), not the person's: it opens
+   * only after the person has seen where it goes and said yes (SessionView asks). Only a deliberate
+   * primary click counts (xterm underlines on hover).
+   */
+  private linkClicked(ev: MouseEvent, uri: string): void {
+    if (ev.button !== 0) return;
+    this.events.onOpenLink(uri);
+  }
+
   private rendererChanged(kind: RendererKind): void {
     this.inspect.renderer = kind;
     this.events.onRenderer(kind);
   }
-}
-
-function openLink(ev: MouseEvent, uri: string): void {
-  // Links open in a new window only on a deliberate click (xterm underlines on hover); noopener so the
-  // opened page gets no handle on this one.
-  if (ev.button !== 0) return;
-  window.open(uri, '_blank', 'noopener,noreferrer');
 }

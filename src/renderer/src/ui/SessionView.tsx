@@ -10,6 +10,7 @@ import { AioNote, HostTag } from '../remotes/RemoteNotes';
 import { FloorIcon, StatusBadge } from './badges';
 import { FindBar } from './FindBar';
 import { FloorControls } from './FloorControls';
+import { LinkConfirm } from './LinkConfirm';
 import { CloseIcon, SearchIcon } from './icons';
 import { PANEL_ID, tabDomId } from './Sidebar';
 import { TerminalPane } from './TerminalPane';
@@ -49,6 +50,7 @@ export function SessionView({ session, store, online, banner }: SessionViewProps
   const [renderer, setRenderer] = useState<RendererKind>('dom');
   const [find, setFind] = useState({ open: false, signal: 0 });
   const [busy, setBusy] = useState(false);
+  const [pendingLink, setPendingLink] = useState<string | null>(null);
   const ended = isEnded(session);
   const status = statusOf(session);
   const lastReadOnlyHint = useRef(0);
@@ -88,6 +90,7 @@ export function SessionView({ session, store, online, banner }: SessionViewProps
     onNotice: (m) => toast(m, 'error'),
     onRenderer: setRenderer,
     onFindShortcut: openFind,
+    onOpenLink: setPendingLink,
     onReadOnlyKey: () => {
       // Once in a while is enough: every key would bury the message.
       if (Date.now() - lastReadOnlyHint.current < 3000) return;
@@ -209,6 +212,20 @@ export function SessionView({ session, store, online, banner }: SessionViewProps
           />
         ) : null}
       </div>
+      {pendingLink !== null ? (
+        <LinkConfirm
+          uri={pendingLink}
+          onCancel={() => {
+            setPendingLink(null);
+            controller.current?.focus();
+          }}
+          onOpen={() => {
+            // noopener: the opened page gets no handle on this one (and in Electron, the browser opens it).
+            window.open(pendingLink, '_blank', 'noopener,noreferrer');
+            setPendingLink(null);
+          }}
+        />
+      ) : null}
     </section>
   );
 }

@@ -30,6 +30,7 @@ export function TerminalPane({ sessionId, floor, ended, events, onController }: 
       onRenderer: (k) => latest.current.events.onRenderer(k),
       onFindShortcut: () => latest.current.events.onFindShortcut(),
       onReadOnlyKey: () => latest.current.events.onReadOnlyKey(),
+      onOpenLink: (uri) => latest.current.events.onOpenLink(uri),
     };
     const c = new TerminalController(sessionId, host.current!, { floor: latest.current.floor, ended: latest.current.ended }, forward);
     controller.current = c;
