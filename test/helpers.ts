@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/main/config';
@@ -147,4 +147,20 @@ export async function startCliProcess(env: Record<string, string> = {}, home?: s
       }
     },
   };
+}
+
+/** Whether `parent` has a child process named `name` (/proc). */
+export function childNamed(parent: number, name: string): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent && comm === name) return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
 }

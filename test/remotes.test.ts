@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { RemoteStore } from '../src/main/remotes/store';
 import { fileSecretStore } from '../src/main/secret-store';
-import { startTestServer, until, type TestServer } from './helpers';
+import { childNamed, startTestServer, until, type TestServer } from './helpers';
 import { WsClient } from './ws-client';
 
 /**
@@ -159,6 +159,8 @@ describe('a remote ptydeck, full fidelity', () => {
 
     expect((await deck.api('POST', `/api/sessions/${enc('lab/held')}/release`)).body).toMatchObject({ floor: 'watch', controller: 'agent' });
     await lab.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'sleep 60', async: true }, { token: labAgent });
+    // ^C typed before bash has read the line would discard it (the tty flushes its input): interrupt once it runs.
+    await until(() => childNamed(lab.app.manager.get(sid)!.pid!, 'sleep'));
     expect((await deck.api('POST', `/api/sessions/${enc('lab/held')}/interrupt`)).body).toEqual({ id: 'lab/held', sent: '^C' });
     const waited = await lab.api('POST', `/v2/pty/sessions/${sid}/wait`, { seconds: 5 }, { token: labAgent });
     expect(waited.body.data).toMatchObject({ status: 'completed', exit_code: 130 });

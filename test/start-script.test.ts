@@ -129,7 +129,7 @@ async function npmStartHeadless(env: Record<string, string | undefined>): Promis
   const exited = new Promise<{ code: number | null; signal: string | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
   const served = await Promise.race([
     new Promise<boolean>((r) => {
-      const look = () => (out.includes('open the viewer: http://127.0.0.1:') ? r(true) : setTimeout(look, 50));
+      const look = () => (/open the viewer[^\n]*: http:\/\/127\.0\.0\.1:/.test(out) ? r(true) : setTimeout(look, 50));
       look();
     }),
     exited.then(() => false),

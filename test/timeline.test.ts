@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RecordingInfo, TimelineEvent, TimelinePage } from '../src/shared/timeline';
 import { loadConfig } from '../src/main/config';
 import { startPtydeck, type Ptydeck } from '../src/main/app';
-import { startTestServer, until, type TestServer } from './helpers';
+import { childNamed, startTestServer, until, type TestServer } from './helpers';
 import { WsClient } from './ws-client';
 
 /**
@@ -45,22 +45,6 @@ async function timelineUntil(id: string, pred: (events: TimelineEvent[]) => bool
   let events: TimelineEvent[] = [];
   await until(async () => pred((events = await timelineOf(id))), 10000);
   return events;
-}
-
-/** Whether `parent` has a child process named `name` (/proc). */
-function childNamed(parent: number, name: string): boolean {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === parent && comm === name) return true;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return false;
 }
 
 describe('who did what', () => {
