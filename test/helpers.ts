@@ -37,21 +37,7 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
     token,
     home,
     app,
-    async api(method, path, body, opts = {}) {
-      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-      const t = opts.token === undefined ? token : opts.token;
-      if (t) headers.Authorization = `Bearer ${t}`;
-      if (body !== undefined) headers['Content-Type'] = 'application/json';
-      const res = await fetch(url + path, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        // not JSON: keep the text
-      }
-      return { status: res.status, body: parsed as any };
-    },
+    api: (method, path, body, opts = {}) => jsonRequest(url, method, path, body, opts.token === undefined ? token : opts.token, opts.headers),
     // The one place that ends what a test server started: every session, durable ones too (a tmux
     // session kept for a next start that never comes would outlive the run, its home deleted).
     async close() {
@@ -116,20 +102,9 @@ export async function startCliProcess(env: Record<string, string> = {}, home?: s
     proc: srv.proc,
     output: srv.output,
     async api(method, path, body, opts = {}) {
-      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-      const t = opts.token === undefined ? srv.token : opts.token;
-      if (t) headers.Authorization = `Bearer ${t}`;
-      if (body !== undefined) headers['Content-Type'] = 'application/json';
       try {
-        const res = await fetch(srv.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(opts.timeoutMs ?? 20000) });
-        const text = await res.text();
-        let parsed: unknown = text;
-        try {
-          parsed = text ? JSON.parse(text) : null;
-        } catch {
-          // not JSON
-        }
-        return { status: res.status, body: parsed as any };
+        // Every body is sent as JSON, a string too (it is a JSON string here).
+        return await jsonRequest(srv.url, method, path, body === undefined ? undefined : JSON.stringify(body), opts.token === undefined ? srv.token : opts.token, opts.headers, AbortSignal.timeout(opts.timeoutMs ?? 20000));
       } catch (err) {
         return { status: -1, body: String(err) as any };
       }
@@ -163,4 +138,20 @@ export function childNamed(parent: number, name: string): boolean {
     }
   }
   return false;
+}
+
+/** A request with a bearer token and a JSON body; the answer's body parsed as JSON when it is JSON. */
+async function jsonRequest(base: string, method: string, path: string, body: unknown, token: string | null, extra: Record<string, string> = {}, signal?: AbortSignal): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = { ...extra };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body), signal });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, body: parsed };
 }

@@ -9,6 +9,7 @@ import { renderPlainText } from './plain-text';
 import { encodeCommand, shellQuote, type ShellKind } from './shell-integration';
 import { utf8Head, utf8Tail } from './utf8';
 import { rmSync } from 'node:fs';
+import { Waiters } from './waiters';
 
 /**
  * Commands in a session's shell: their start, end, exit code and output, learned from the shell's own
@@ -83,7 +84,7 @@ export class CommandRecord {
   hardTimer: NodeJS.Timeout | null = null;
   /** Set when the line was refused (status `denied`): what the caller is told. */
   denial: DeniedError | null = null;
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Waiters();
 
   constructor(
     readonly id: number,
@@ -110,27 +111,11 @@ export class CommandRecord {
 
   /** Resolves true when `done()` holds, false after `ms` (Infinity waits for ever). */
   until(done: () => boolean, ms: number): Promise<boolean> {
-    if (done()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | null = null;
-      const check = (): void => {
-        if (!done()) return;
-        if (timer) clearTimeout(timer);
-        this.waiters.delete(check);
-        resolve(true);
-      };
-      this.waiters.add(check);
-      if (Number.isFinite(ms)) {
-        timer = setTimeout(() => {
-          this.waiters.delete(check);
-          resolve(done());
-        }, Math.max(0, ms));
-      }
-    });
+    return this.waiters.until(done, ms);
   }
 
   wake(): void {
-    for (const w of [...this.waiters]) w();
+    this.waiters.wake();
   }
 }
 

@@ -7,6 +7,7 @@ import { OutputChannel } from '../../../shared/types';
 import type { TerminalProcess } from '../backends/backend';
 import type { OutputLog } from '../output-log';
 import { Stream, StreamIndex, type StreamChannel } from './stream-index';
+import { Waiters } from '../waiters';
 
 /**
  * The process side of a bash-API session (AIO's `/v1/bash`): no shell waits at a prompt; each command is
@@ -156,7 +157,7 @@ export class CommandHost implements TerminalProcess {
   private readonly running: PipeCommand[] = [];
   private total = 0;
   private readonly dataListeners: ((data: Buffer, channel: number) => void)[] = [];
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Waiters();
   private execQueue: Promise<void> = Promise.resolve();
   private stdinTarget: PipeCommand | null = null;
   private closing = false;
@@ -398,28 +399,12 @@ export class CommandHost implements TerminalProcess {
   }
 
   /** Resolves once `done()` holds, or after `ms` (Infinity waits for it). */
-  private until(done: () => boolean, ms: number): Promise<void> {
-    if (done()) return Promise.resolve();
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | null = null;
-      const check = (): void => {
-        if (!done()) return;
-        if (timer) clearTimeout(timer);
-        this.waiters.delete(check);
-        resolve();
-      };
-      this.waiters.add(check);
-      if (Number.isFinite(ms)) {
-        timer = setTimeout(() => {
-          this.waiters.delete(check);
-          resolve();
-        }, Math.max(0, ms));
-      }
-    });
+  private async until(done: () => boolean, ms: number): Promise<void> {
+    await this.waiters.until(done, ms);
   }
 
   private wake(): void {
-    for (const w of [...this.waiters]) w();
+    this.waiters.wake();
   }
 
   private scratchDir(): string {

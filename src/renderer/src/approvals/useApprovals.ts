@@ -11,7 +11,13 @@ import { ApprovalsStore, countBySession } from './approvals-store';
  * tabs, the panel's open state (it opens by itself when a command starts waiting), the card actions,
  * and the policy editor's state.
  */
-export function useApprovals(opts: { onSession(s: SessionSummary): void; openSession(id: string): void; toast(message: string, kind?: 'error' | 'info'): void }) {
+export function useApprovals(opts: {
+  /** Whether the page is signed in: before, the server could only refuse the socket (an error on the way to the login form). */
+  signedIn: boolean;
+  onSession(s: SessionSummary): void;
+  openSession(id: string): void;
+  toast(message: string, kind?: 'error' | 'info'): void;
+}) {
   const store = useMemo(() => new ApprovalsStore(), []);
   const state = useSyncExternalStore(store.subscribe, store.getSnapshot);
   const [panelOpen, setPanelOpen] = useState(false);
@@ -19,13 +25,16 @@ export function useApprovals(opts: { onSession(s: SessionSummary): void; openSes
   const { onSession, openSession, toast } = opts;
 
   useEffect(() => {
-    store.start();
     const off = store.onArrived(() => setPanelOpen(true));
     return () => {
       off();
-      store.stop();
     };
   }, [store]);
+  useEffect(() => {
+    if (!opts.signedIn) return;
+    store.start();
+    return () => store.stop();
+  }, [store, opts.signedIn]);
 
   const report = useCallback((what: string, err: unknown) => toast(`${what} failed: ${err instanceof ApiError ? err.message : String(err)}`, 'error'), [toast]);
   const decided = useCallback(

@@ -50,7 +50,13 @@ export function App() {
   const ordered = useMemo(() => tabOrder(groupByHost(state.sessions.values(), state.remotes)), [state.sessions, state.remotes]);
   const selected = (chosen && state.sessions.get(chosen)) || ordered[0] || null;
 
-  const approvals = useApprovals({ onSession: (s) => store.upsert(s), openSession: choose, toast });
+  // Signed in once the events socket was live; a later outage keeps it (its socket reconnects by itself).
+  const [signedIn, setSignedIn] = useState(false);
+  useEffect(() => {
+    if (state.link.state === 'live') setSignedIn(true);
+    else if (state.link.state === 'login') setSignedIn(false);
+  }, [state.link.state]);
+  const approvals = useApprovals({ signedIn, onSession: (s) => store.upsert(s), openSession: choose, toast });
   const waiting = ordered.filter((s) => s.waitingForInput && s.shellState !== 'exited').length;
   const awaitingApproval = approvals.approvals.length;
   useEffect(() => {
