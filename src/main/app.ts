@@ -13,9 +13,11 @@ import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { SessionManager } from './terminal/manager';
 import type { Feature, FeatureFactory } from './feature';
+import { deckFeature } from './deck';
+import { PersonPresence } from './presence';
 
 /** The features that ride on the core, in the order they start (see feature.ts). */
-export const FEATURES: FeatureFactory[] = [];
+export const FEATURES: FeatureFactory[] = [deckFeature];
 
 /**
  * ptydeck without a window: the session manager, the credentials, and the server with every door.
@@ -41,11 +43,12 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   const manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home });
   // tmux sessions an earlier run left behind (after a quit or a crash) come back first, with their ids.
   manager.adoptDurableSessions();
-  const features: Feature[] = FEATURES.map((make) => make({ manager, config, home: config.home }));
+  const presence = new PersonPresence();
+  const features: Feature[] = FEATURES.map((make) => make({ manager, config, home: config.home, presence }));
   const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
   let server: RunningServer;
   try {
-    server = await startServer({ manager, tokens, config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
+    server = await startServer({ manager, tokens, config, presence, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
   } catch (err) {
     await Promise.all(features.map((f) => f.stop?.()));
     manager.dispose();

@@ -19,7 +19,15 @@ export interface ServerConfig {
   /** Where the built viewer lives; null serves a notice instead. */
   viewerDir: string | null;
   limits: Limits;
+  /**
+   * PTYDECK_FLOOR_LEASE_SECS: when the person holds a session's floor and no viewer of theirs has been
+   * connected for this long, the floor returns to the agent (a floor held by nobody locks the agent out).
+   */
+  floorLeaseSecs: number;
 }
+
+/** default: PTYDECK_FLOOR_LEASE_SECS. A minute covers a page reload, a server restart or a brief network drop. */
+export const DefaultFloorLeaseSecs = 60;
 
 export interface Limits {
   bodyBytes: number;
@@ -76,6 +84,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     backend,
     manager,
     viewerDir: null,
+    floorLeaseSecs: intFrom('PTYDECK_FLOOR_LEASE_SECS', env.PTYDECK_FLOOR_LEASE_SECS, DefaultFloorLeaseSecs, 1, 7 * 86400),
     limits: {
       bodyBytes: intFrom('PTYDECK_MAX_BODY_BYTES', env.PTYDECK_MAX_BODY_BYTES, 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       inputBytes: intFrom('PTYDECK_MAX_INPUT_BYTES', env.PTYDECK_MAX_INPUT_BYTES, 1024 * 1024, 16, 1024 * 1024 * 1024),

@@ -1,5 +1,6 @@
 import type { ServerConfig } from './config';
 import type { Door } from './api/server';
+import type { PersonPresence } from './presence';
 import type { SessionManager } from './terminal/manager';
 
 /**
@@ -14,6 +15,8 @@ export interface FeatureHost {
   config: ServerConfig;
   /** PTYDECK_HOME: where a feature keeps its files (0600, see home.ts writeSecretFile). */
   home: string;
+  /** How many of the person's viewer connections are open (presence.ts). */
+  presence: PersonPresence;
 }
 
 export interface Feature {

@@ -41,6 +41,7 @@ export const viewerWsDoor: Door = {
         handle: async (up) => {
           const ws = await up.accept();
           keepalive(ws);
+          if (up.principal.kind === 'admin') ws.once('close', ctx.presence.enter());
           serveEvents(ctx, ws, up.principal);
         },
       },
@@ -51,6 +52,7 @@ export const viewerWsDoor: Door = {
           const session = ctx.sessionFor(up.principal, up.params.id, 'native');
           const ws = await up.accept();
           keepalive(ws);
+          ws.once('close', ctx.presence.enter());
           await serveView(session, ws);
         },
       },
@@ -171,7 +173,7 @@ async function serveView(session: Session, ws: WebSocket): Promise<void> {
         resync('the output this viewer had not shown yet was dropped from the log');
         return false;
       },
-    });
+    }, { viewer: true });
     cursor = attached.cursor;
     detach = attached.detach;
     cursor.pump();

@@ -21,6 +21,8 @@ export interface SavedSession {
   floor: FloorMode;
   nonce: string;
   envTag: string;
+  /** The title set through the API (a program's window title is not kept: the program says it again). */
+  title?: string | null;
 }
 
 const FILE = 'tmux-sessions.json';
@@ -77,6 +79,7 @@ export class DurableState {
         floor: s.floor.mode,
         nonce: identity.nonce,
         envTag: identity.envTag,
+        title: s.title.source === 'set' ? s.title.title : null,
       });
     }
     const tmp = `${this.path}.tmp`;

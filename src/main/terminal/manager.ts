@@ -11,11 +11,12 @@ import { TmuxBackend } from './backends/tmux-backend';
 import { DurableState } from './durable-state';
 import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants, WaitMonitorConstants } from './constants';
 import { Emitter } from './emitter';
-import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
+import { WaitMonitor } from './wait-monitor';
 import { SYSTEM, type Actor } from './actor';
 import type { FloorMode } from './floor';
 import { Session, type SessionSpec } from './session';
 import type { TeardownReport } from './teardown';
+import { cleanWindowTitle } from './title';
 
 export interface ManagerConfig {
   maxSessions: number;
@@ -59,6 +60,8 @@ export interface CreateRequest {
   noChangeTimeoutSecs?: number | null;
   retention?: 'persistent' | 'expiring';
   loadUserRc?: boolean;
+  /** What to call it (validated by the door: api/validate.ts `title`). */
+  title?: string | null;
   /**
    * Created on purpose (AIO's create routes, /pty, /api, MCP) rather than on the side (an exec without
    * an id, an anonymous socket): only such a session may use tmux, as in AIO.
@@ -112,7 +115,8 @@ export class SessionManager {
   private readonly durable: DurableState | null;
   private readonly reaper: NodeJS.Timeout;
   private readonly waitMonitor: NodeJS.Timeout;
-  private readonly waitSeenAt = new WeakMap<Session, number>();
+  /** Keeps `waitingForInput` and the prompt line current (wait-monitor.ts). */
+  private readonly waits = new WaitMonitor();
 
   constructor(config: Partial<ManagerConfig> = {}, backends?: { pty: Backend; pipe?: Backend }) {
     this.config = { ...defaultManagerConfig(), ...config };
@@ -125,7 +129,7 @@ export class SessionManager {
     }
     this.reaper = setInterval(() => void this.reapIdle(), Math.min(SessionConstants.ReaperIntervalMs, this.config.idleTimeoutSecs * 1000));
     this.reaper.unref();
-    this.waitMonitor = setInterval(() => this.checkWaiting(), WaitMonitorConstants.IntervalMs);
+    this.waitMonitor = setInterval(() => this.waits.tick(this.sessions.values()), WaitMonitorConstants.IntervalMs);
     this.waitMonitor.unref();
   }
 
@@ -190,6 +194,7 @@ export class SessionManager {
       retention: req.retention,
       teardownGraceMs: this.config.teardownGraceMs,
       backend: this.chooseBackend(req),
+      title: req.title,
     };
     const session = new Session(spec, this.backends);
     this.register(session);
@@ -267,6 +272,8 @@ export class SessionManager {
           identity: { nonce: saved.nonce, envTag: saved.envTag },
           createdAt: saved.createdAt,
           restored: true,
+          // The file is ours, but a title from it is cleaned like any other before it is shown.
+          title: typeof saved.title === 'string' ? cleanWindowTitle(saved.title) : null,
         },
         this.backends,
       );
@@ -324,31 +331,6 @@ export class SessionManager {
     clearInterval(this.reaper);
     clearInterval(this.waitMonitor);
     this.durable?.dispose();
-  }
-
-  /**
-   * Keeps each session's `waitingForInput` current for the viewer: a running program (not the shell at
-   * its prompt) blocked reading the terminal, once its output has settled. Any wait counts here, old or
-   * new; the stricter rule for sends lives in send.ts.
-   */
-  private checkWaiting(): void {
-    for (const s of this.sessions.values()) {
-      if (!s.isAlive || s.mode !== 'pty' || s.shellState !== 'busy' || !kernelProbeAvailable) {
-        this.waitSeenAt.delete(s);
-        s.setWaitingForInput(false);
-        continue;
-      }
-      if (Date.now() - s.lastOutputAt < WaitMonitorConstants.SettleMs) continue;
-      if (!anyTerminalWait(probeForeground(s.pid!))) {
-        this.waitSeenAt.delete(s);
-        s.setWaitingForInput(false);
-        continue;
-      }
-      // Seen twice with no output between: a command that just ended leaves the shell reading at its
-      // prompt a moment before its end marker is read, and that is not a program waiting for input.
-      if (this.waitSeenAt.get(s) === s.log.end) s.setWaitingForInput(true);
-      else this.waitSeenAt.set(s, s.log.end);
-    }
   }
 
   /** A session may be closed to make room when nothing depends on it right now. */
