@@ -106,7 +106,7 @@ describe('pause and resume (the person only)', () => {
   });
 
   test('bad bodies are refused and name the field', async () => {
-    for (const body of [{ agent: 'admin' }, { agent: 'no spaces!' }, { agent: 5 }, { agent: '' }]) {
+    for (const body of [{ agent: 'admin' }, { agent: 'no spaces!' }, { agent: 5 }, { agent: '' }, { agent: null }]) {
       const res = await srv.api('POST', '/api/pause', body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.error.message).toMatch(/agent/);
@@ -195,7 +195,9 @@ describe('the deck socket', () => {
     expect((await deck.nextJson('deck')).paused).toEqual({ all: false, agents: ['claude'] });
     await srv.api('POST', '/api/resume', { agent: 'claude' });
     deck.sendJson({ type: 'glances', ids: 'nope' });
-    expect((await deck.nextJson('error')).message).toMatch(/glances/);
+    expect((await deck.nextJson('error')).message).toMatch(/"ids"/);
+    deck.sendJson({ type: 'subscribe' });
+    expect((await deck.nextJson('error')).message).toMatch(/unknown deck frame type "subscribe"/);
     deck.close();
   });
 

@@ -45,7 +45,11 @@ export function viewerStaticDoor(viewerDir: string | null): Door {
         if (typeof q.token === 'string') {
           const url = new URL(req.url, 'http://x');
           url.searchParams.delete('token');
-          if (ctx.tokens.authenticate(q.token)?.kind === 'admin') reply.header('Set-Cookie', cookieHeader(viewerCookieValue(ctx.tokens.adminToken)));
+          url.searchParams.delete('login');
+          const who = ctx.tokens.authenticate(q.token);
+          if (who?.kind === 'admin') reply.header('Set-Cookie', cookieHeader(viewerCookieValue(ctx.tokens.adminToken)));
+          // The login form says what was wrong with the link (LoginForm.tsx reads `login`).
+          else url.searchParams.set('login', who ? 'agent' : 'wrong');
           return reply.redirect(url.pathname + url.search, 302);
         }
         if (!viewerDir) {
@@ -70,6 +74,9 @@ export function viewerStaticDoor(viewerDir: string | null): Door {
       app.post('/api/login', async (req, reply) => {
         const body = parse(LoginBody, bodyObject(req.body, 'native'), 'native');
         const p = ctx.tokens.authenticate(body.token);
+        if (p?.kind === 'agent') {
+          throw new ApiError(401, `That is the token of the agent ${p.name}: agents use it on the API. The viewer needs the person's admin token (runtime.json, or \`ptydeck url\`)`, 'UNAUTHORIZED');
+        }
         if (p?.kind !== 'admin') throw new ApiError(401, "That is not this server's admin token (see the runtime file or the URL printed at start)", 'UNAUTHORIZED');
         reply.header('Set-Cookie', cookieHeader(viewerCookieValue(ctx.tokens.adminToken)));
         return { ok: true };

@@ -29,6 +29,8 @@ export const DeckConstants = {
   GlanceIntervalMs: 500,
   /** A page that asks for more sessions than this is refused: no listing is that long (the session limit is 20 by default). */
   MaxGlanceIds: 1000,
+  /** Agents paused by name at once, at most: a name may be paused before it opens anything, but not without bound. */
+  MaxPausedAgents: 1000,
   /** A client this far behind in reading glances gets no new ones until it catches up. */
   MaxBufferedBytes: 1024 * 1024,
 } as const;
@@ -38,7 +40,6 @@ const AgentBody = z.object({
     .string()
     .regex(AGENT_NAME_PATTERN, 'must be an agent name (letters, digits and _ . -)')
     .refine((a) => a !== ADMIN.name, "is the person's own name: their terminals have no agent to pause")
-    .nullable()
     .optional(),
 });
 
@@ -57,6 +58,9 @@ export function deckDoor(pauses: Pauses): Door {
       });
       app.post('/api/pause', async (req) => {
         const agent = agentOf(req, 'Pausing agents');
+        if (agent !== null && !pauses.isPaused(agent) && pauses.state.agents.length >= DeckConstants.MaxPausedAgents) {
+          throw new ApiError(400, `agent: ${DeckConstants.MaxPausedAgents} agents are paused already; resume some, or pause everyone (no agent)`, 'LIMIT');
+        }
         return answer(agent, pauses.pause(agent, actorOf(req.principal, 'native')));
       });
       app.post('/api/resume', async (req) => {
@@ -130,11 +134,14 @@ function serveDeck(ctx: ApiContext, pauses: Pauses, ws: WebSocket): void {
   };
 
   ws.on('message', (data, isBinary) => {
-    const frame = isBinary ? null : jsonObject(asText(data));
-    const ids = frame?.type === 'glances' ? frame.ids : undefined;
+    const problem = (message: string): void => send({ type: 'error', message });
+    if (isBinary) return problem('the deck socket takes JSON text frames: {"type":"glances","ids":[...]}, not binary');
+    const frame = jsonObject(asText(data));
+    if (!frame) return problem('deck frames are JSON objects: {"type":"glances","ids":[...]}');
+    if (frame.type !== 'glances') return problem(`unknown deck frame type ${JSON.stringify(frame.type)}: the deck takes {"type":"glances","ids":[...]}`);
+    const ids = frame.ids;
     if (!Array.isArray(ids) || ids.length > DeckConstants.MaxGlanceIds || !ids.every((i) => typeof i === 'string' && i.length > 0 && i.length <= 128)) {
-      send({ type: 'error', message: `deck frames are {"type":"glances","ids":[...]}: at most ${DeckConstants.MaxGlanceIds} session ids` });
-      return;
+      return problem(`glances needs "ids": an array of at most ${DeckConstants.MaxGlanceIds} session ids (strings of 1 to 128 characters)`);
     }
     // Only sessions this principal may see (the person sees all): an unknown id is simply never glanced.
     wanted = [...new Set(ids as string[])];
