@@ -1,46 +1,132 @@
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { api, ApiError } from '../api/rest';
+import { AttentionPanel } from '../attention/AttentionPanel';
+import type { AttentionItem } from '../attention/items';
+import { useAttention } from '../attention/use-attention';
+import { DeckStore } from '../deck/deck-store';
+import { onNotificationClick } from '../notifications/deliver';
+import { NotifyButton } from '../notifications/NotifyButton';
+import { Overview } from '../overview/Overview';
 import { groupByOwner } from '../sessions/describe';
 import { SessionStore, type Link } from '../sessions/session-store';
 import { ConnectionBanner } from './ConnectionBanner';
 import { EmptyState } from './EmptyState';
-import { PlusIcon, TerminalIcon } from './icons';
+import { GridIcon, InboxIcon, PauseIcon, PlayIcon, PlusIcon, SidebarIcon, TerminalIcon } from './icons';
 import { LoginForm } from './LoginForm';
 import { SessionView } from './SessionView';
 import { Sidebar } from './Sidebar';
 import { useToast } from './toasts';
+import { useMediaQuery } from './use-media-query';
 
 /** `/terminal?session_id=X` (AIO's WebShell link) opens on that session. */
 function requestedSession(): string | null {
   return new URLSearchParams(window.location.search).get('session_id');
 }
 
+type View = 'terminals' | 'overview';
+
+export const LayoutConstants = {
+  /** Below this width the sidebar and the queue lie over the terminal instead of beside it, and start closed. */
+  NarrowQuery: '(max-width: 860px)',
+  /** Below this width the queue starts closed (it would leave the terminal too little room). */
+  QueueBesideQuery: '(min-width: 1200px)',
+} as const;
+
 export function App() {
   const store = useMemo(() => new SessionStore(), []);
+  const deck = useMemo(() => new DeckStore(), []);
   const state = useSyncExternalStore(store.subscribe, store.getSnapshot);
+  const paused = useSyncExternalStore(deck.subscribePause, deck.getPause);
   const toast = useToast();
+  const narrow = useMediaQuery(LayoutConstants.NarrowQuery);
+  const queueFits = useMediaQuery(LayoutConstants.QueueBesideQuery);
   const [chosen, setChosenState] = useState<string | null>(requestedSession);
+  const [view, setView] = useState<View>('terminals');
+  const [sidebarOpen, setSidebarOpen] = useState(() => !window.matchMedia(LayoutConstants.NarrowQuery).matches);
+  // null: the queue shows by itself when something needs the person and there is room; a click decides.
+  const [queueChoice, setQueueOpen] = useState<boolean | null>(null);
+  const [dismissed, setDismissed] = useState<ReadonlySet<string>>(new Set());
+  const [currentItem, setCurrentItem] = useState<string | null>(null);
+  const [agentTokens, setAgentTokens] = useState<ReadonlySet<string>>(new Set());
   const [opening, setOpening] = useState(false);
   // Counts the person's own tab choices, so a slow "New terminal" answer does not undo a later one.
   const choices = useRef(0);
-  const choose = useCallback((id: string) => {
-    choices.current++;
-    setChosenState(id);
-  }, []);
+  const online = state.link.state === 'live';
+
+  const choose = useCallback(
+    (id: string) => {
+      choices.current++;
+      setChosenState(id);
+      setView('terminals');
+      if (narrow) setSidebarOpen(false);
+    },
+    [narrow],
+  );
 
   useEffect(() => {
     void store.start();
-    return () => store.stop();
-  }, [store]);
+    deck.start();
+    return () => {
+      store.stop();
+      deck.stop();
+    };
+  }, [store, deck]);
+
+  // The deck socket follows the events socket's view of the server, as the terminal sockets do.
+  useEffect(() => deck.hold(state.link.state === 'down'), [deck, state.link.state]);
+
+  useEffect(() => {
+    setSidebarOpen(!narrow);
+  }, [narrow]);
+
+  useEffect(() => onNotificationClick(choose), [choose]);
+
+  const refreshTokens = useCallback(() => {
+    api
+      .tokens()
+      .then((r) => setAgentTokens(new Set(r.tokens.map((t) => t.name))))
+      .catch(() => undefined);
+  }, []);
+  useEffect(() => {
+    if (online) refreshTokens();
+  }, [online, refreshTokens]);
 
   // The chosen tab if it still exists, else the first one: a closed tab hands over to its neighbour.
   const ordered = useMemo(() => groupByOwner(state.sessions.values()).flatMap((g) => g.sessions), [state.sessions]);
   const selected = (chosen && state.sessions.get(chosen)) || ordered[0] || null;
 
+  const items = useAttention(state.sessions, dismissed);
+  const queueOpen = queueChoice ?? (queueFits && items.length > 0);
   const waiting = ordered.filter((s) => s.waitingForInput && s.shellState !== 'exited').length;
   useEffect(() => {
     document.title = waiting ? `(${waiting}) ptydeck` : 'ptydeck';
   }, [waiting]);
+
+  const openItem = useCallback(
+    (item: AttentionItem) => {
+      setCurrentItem(item.key);
+      if (item.sessionId) choose(item.sessionId);
+    },
+    [choose],
+  );
+
+  // F8 moves to the next thing that needs the person (Shift+F8 back), as in an editor's problem list.
+  useEffect(() => {
+    const onKey = (ev: KeyboardEvent) => {
+      if (ev.key !== 'F8' || ev.ctrlKey || ev.altKey || ev.metaKey) return;
+      ev.preventDefault();
+      if (items.length === 0) {
+        toast('Nothing needs you right now.');
+        return;
+      }
+      const at = items.findIndex((i) => i.key === currentItem);
+      const next = at < 0 ? (ev.shiftKey ? items.length - 1 : 0) : (at + (ev.shiftKey ? -1 : 1) + items.length) % items.length;
+      setQueueOpen(true);
+      openItem(items[next]);
+    };
+    window.addEventListener('keydown', onKey, true);
+    return () => window.removeEventListener('keydown', onKey, true);
+  }, [items, currentItem, openItem, toast]);
 
   const openTerminal = async () => {
     setOpening(true);
@@ -56,11 +142,27 @@ export function App() {
     }
   };
 
+  const anyPaused = paused.all || paused.agents.length > 0;
+  const pauseAll = async () => {
+    try {
+      const r = anyPaused ? await api.resume(null) : await api.pause(null);
+      toast(anyPaused ? `Resumed every agent: ${r.sessions.length} terminal(s) handed back.` : `Paused every agent: ${r.sessions.length} terminal(s) taken over; new ones are too until you resume.`);
+    } catch (err) {
+      toast(`${anyPaused ? 'Resuming' : 'Pausing'} failed: ${err instanceof ApiError ? err.message : String(err)}`, 'error');
+    }
+  };
+
   if (state.link.state === 'login') return <LoginForm message={state.link.message} onLoggedIn={() => void store.start()} />;
 
+  const hasAgents = ordered.some((s) => s.owner !== 'admin');
   return (
-    <div className={`app app-${state.link.state}`}>
+    <div className={`app app-${state.link.state}${narrow ? ' narrow' : ''}`}>
       <header className="topbar">
+        {ordered.length > 0 ? (
+          <button type="button" className="icon-btn" aria-label={sidebarOpen ? 'Hide the terminal list' : 'Show the terminal list'} aria-expanded={sidebarOpen} title="Terminal list" onClick={() => setSidebarOpen((o) => !o)} data-testid="sidebar-toggle">
+            <SidebarIcon />
+          </button>
+        ) : null}
         <div className="brand">
           <TerminalIcon width={16} height={16} />
           <h1>ptydeck</h1>
@@ -68,24 +170,65 @@ export function App() {
         <span className="topbar-count" data-testid="session-count">
           {state.loaded ? `${ordered.length} terminal${ordered.length === 1 ? '' : 's'}${waiting ? ` · ${waiting} waiting for input` : ''}` : ''}
         </span>
+        {ordered.length > 0 ? (
+          <div className="segmented view-switch" role="group" aria-label="View">
+            <button type="button" className={`seg${view === 'terminals' ? ' active' : ''}`} aria-pressed={view === 'terminals'} onClick={() => setView('terminals')} title="One terminal at a time">
+              <TerminalIcon />
+              <span className="btn-label">Terminals</span>
+            </button>
+            <button type="button" className={`seg${view === 'overview' ? ' active' : ''}`} aria-pressed={view === 'overview'} onClick={() => setView('overview')} title="Every terminal at a glance" data-testid="overview-button">
+              <GridIcon />
+              <span className="btn-label">Overview</span>
+            </button>
+          </div>
+        ) : null}
         <span className="spacer" />
+        {hasAgents || anyPaused ? (
+          <button type="button" className={`btn ${anyPaused ? 'btn-resume' : 'btn-quiet'}`} disabled={!online} onClick={() => void pauseAll()} data-testid="pause-all" title={anyPaused ? 'Hand every paused terminal back' : 'Take over every agent terminal at once, and the ones they open, until you resume'}>
+            {anyPaused ? <PlayIcon /> : <PauseIcon />}
+            <span className="btn-label">{anyPaused ? 'Resume all' : 'Pause all'}</span>
+          </button>
+        ) : null}
+        <button
+          type="button"
+          className={`btn ${items.length ? 'btn-attention' : 'btn-quiet'}`}
+          aria-pressed={queueOpen}
+          onClick={() => setQueueOpen(!queueOpen)}
+          data-testid="attention-button"
+          title="What needs you, most urgent first (F8: next)"
+        >
+          <InboxIcon />
+          <span className="btn-label">Needs you</span>
+          <span className="attention-badge" data-testid="attention-count">
+            {items.length}
+          </span>
+        </button>
+        <NotifyButton />
         <LinkPill link={state.link} />
-        <button type="button" className="btn btn-primary" onClick={() => void openTerminal()} disabled={opening || state.link.state !== 'live'}>
+        <button type="button" className="btn btn-primary" onClick={() => void openTerminal()} disabled={opening || !online} title="Open a terminal of your own">
           <PlusIcon />
-          New terminal
+          <span className="btn-label">New terminal</span>
         </button>
       </header>
       <ConnectionBanner link={state.link} onRetry={() => store.retryNow()} />
       <div className="workspace">
         {ordered.length > 0 ? (
           <>
-            <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} />
-            <main className="main">{selected ? <SessionView key={selected.id} session={selected} store={store} online={state.link.state === 'live'} /> : null}</main>
+            {sidebarOpen ? (
+              <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} paused={paused} agentTokens={agentTokens} online={online} onTokensChanged={refreshTokens} />
+            ) : null}
+            <main className="main">
+              {view === 'overview' ? (
+                <Overview sessions={ordered} deck={deck} paused={paused} agentTokens={agentTokens} online={online} onOpen={choose} onTokensChanged={refreshTokens} />
+              ) : selected ? (
+                <SessionView key={selected.id} session={selected} store={store} online={online} />
+              ) : null}
+            </main>
           </>
         ) : (
           <main className="main main-empty">
             {state.loaded ? (
-              <EmptyState onOpen={() => void openTerminal()} opening={opening || state.link.state !== 'live'} />
+              <EmptyState onOpen={() => void openTerminal()} opening={opening || !online} />
             ) : (
               <div className="loading" data-testid="loading">
                 Connecting to ptydeck…
@@ -93,6 +236,22 @@ export function App() {
             )}
           </main>
         )}
+        {queueOpen ? (
+          <AttentionPanel
+            items={items}
+            sessions={state.sessions}
+            current={currentItem}
+            onOpen={openItem}
+            onDismiss={(item) => setDismissed((d) => new Set([...d, item.key]))}
+            onTakeOver={(id) =>
+              void api
+                .takeover(id)
+                .then((s) => store.upsert(s))
+                .catch((err: unknown) => toast(`Take over failed: ${err instanceof ApiError ? err.message : String(err)}`, 'error'))
+            }
+            onClose={() => setQueueOpen(false)}
+          />
+        ) : null}
       </div>
     </div>
   );
@@ -103,7 +262,7 @@ function LinkPill({ link }: { link: Link }) {
   return (
     <span className={`link-pill link-${kind}`} data-testid="link-state" data-state={link.state} title={link.state === 'live' ? 'Connected: sessions update live' : 'Not connected to the server'}>
       <span className="link-dot" aria-hidden="true" />
-      {text}
+      <span className="btn-label">{text}</span>
     </span>
   );
 }

@@ -2,10 +2,26 @@ import { useState, type FormEvent } from 'react';
 import { api, ApiError } from '../api/rest';
 import { TerminalIcon } from './icons';
 
+/** What the server said about the `?token=` of the link that brought the person here (viewer-static.ts). */
+const LINK_PROBLEMS: Record<string, string> = {
+  wrong: "The link's token is not this server's admin token (was the server restarted with a new one?). Paste the admin token below.",
+  agent: "The link carried an agent's token. Agents use theirs on the API; the viewer needs the person's admin token.",
+};
+
+/** Reads the link's verdict once and takes it out of the address bar, so a reload does not repeat it. */
+function linkProblem(): string | null {
+  const url = new URL(window.location.href);
+  const verdict = url.searchParams.get('login');
+  if (!verdict) return null;
+  url.searchParams.delete('login');
+  window.history.replaceState(null, '', url.pathname + url.search + url.hash);
+  return LINK_PROBLEMS[verdict] ?? null;
+}
+
 /** The page was opened without the cookie (or the token changed): trade the admin token for one. */
 export function LoginForm({ message, onLoggedIn }: { message: string | null; onLoggedIn(): void }) {
   const [token, setToken] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(linkProblem);
   const [sending, setSending] = useState(false);
   const submit = async (ev: FormEvent) => {
     ev.preventDefault();

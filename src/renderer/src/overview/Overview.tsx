@@ -1,0 +1,104 @@
+import { memo, useEffect, useSyncExternalStore } from 'react';
+import type { PauseState, SessionSummary } from '../../../shared/types';
+import { AgentActions } from '../deck/AgentActions';
+import type { DeckStore } from '../deck/deck-store';
+import { ADMIN_OWNER, displayTitle, groupByOwner, shortDuration, statusOf, tabTooltip } from '../sessions/describe';
+import { FloorChip, RefusalBadge, StatusBadge } from '../ui/badges';
+import { MiddleEllipsis } from '../ui/MiddleEllipsis';
+import { useNow } from '../ui/use-now';
+import { GlanceScreen } from './GlanceScreen';
+
+interface OverviewProps {
+  sessions: SessionSummary[];
+  deck: DeckStore;
+  paused: PauseState;
+  agentTokens: ReadonlySet<string>;
+  online: boolean;
+  onOpen(id: string): void;
+  onTokensChanged(): void;
+}
+
+/**
+ * Every terminal at once, grouped by agent: a live glance of each screen (rendered by the server's
+ * headless terminal, a few times a second), its state, title, what it did last and how long it has
+ * been quiet. A card opens its terminal.
+ */
+export function Overview({ sessions, deck, paused, agentTokens, online, onOpen, onTokensChanged }: OverviewProps) {
+  const ids = sessions.map((s) => s.id).join('\n');
+  useEffect(() => {
+    deck.want(ids ? ids.split('\n') : []);
+  }, [deck, ids]);
+  useEffect(() => () => deck.want([]), [deck]);
+  const groups = groupByOwner(sessions);
+  return (
+    <div className="overview" data-testid="overview">
+      {groups.map((g) => {
+        const isPaused = g.owner !== ADMIN_OWNER && (paused.all || paused.agents.includes(g.owner));
+        return (
+          <section key={g.owner} className="overview-group" data-testid="overview-group" data-owner={g.owner} data-paused={isPaused}>
+            <header className="overview-group-head">
+              <h2>
+                {g.label}
+                <span className="owner-count">{g.sessions.length}</span>
+                {isPaused ? <span className="paused-tag">paused</span> : null}
+              </h2>
+              {g.owner === ADMIN_OWNER ? null : <AgentActions agent={g.owner} sessions={g.sessions} paused={isPaused} hasToken={agentTokens.has(g.owner)} online={online} onTokensChanged={onTokensChanged} />}
+            </header>
+            <div className="overview-grid">
+              {g.sessions.map((s) => (
+                <OverviewCard key={s.id} session={s} deck={deck} onOpen={onOpen} />
+              ))}
+            </div>
+          </section>
+        );
+      })}
+    </div>
+  );
+}
+
+const OverviewCard = memo(function OverviewCard({ session: s, deck, onOpen }: { session: SessionSummary; deck: DeckStore; onOpen(id: string): void }) {
+  const status = statusOf(s);
+  const last = s.command;
+  const activity = s.waitingForInput && s.prompt ? `asks: ${s.prompt}` : last ? `${last.status === 'running' ? 'running' : 'ran'} ${last.command ?? 'a command'}${last.exitCode !== null && last.status !== 'running' ? ` (exit ${last.exitCode})` : ''}` : 'no command yet';
+  return (
+    <button
+      type="button"
+      className={`overview-card status-${status.kind}${status.bad ? ' bad' : ''} floor-${s.floor}`}
+      data-testid="overview-card"
+      data-session-id={s.id}
+      data-status={status.kind}
+      title={tabTooltip(s)}
+      onClick={() => onOpen(s.id)}
+    >
+      <span className="card-head">
+        <MiddleEllipsis text={displayTitle(s)} className="card-title" testId="card-title" />
+        <RefusalBadge session={s} />
+        <FloorChip session={s} compact />
+      </span>
+      <GlanceScreen deck={deck} id={s.id} />
+      <span className="card-foot">
+        <StatusBadge session={s} />
+        <span className="card-activity" title={activity}>
+          {activity}
+        </span>
+        <IdleFor deck={deck} id={s.id} />
+      </span>
+    </button>
+  );
+});
+
+/** How long the screen has been quiet, from the last glance; refreshed every second. */
+function IdleFor({ deck, id }: { deck: DeckStore; id: string }) {
+  const lastOutputAt = useSyncExternalStore(
+    (l) => deck.subscribeGlance(id, l),
+    () => deck.glance(id)?.lastOutputAt ?? null,
+  );
+  const now = useNow(1000);
+  if (lastOutputAt === null) return null;
+  const quiet = now - lastOutputAt;
+  return (
+    <span className="card-idle" data-testid="card-idle" title={`Last output ${new Date(lastOutputAt).toLocaleTimeString()}`}>
+      {quiet < 2000 ? 'printing' : `quiet ${shortDuration(quiet)}`}
+    </span>
+  );
+}
