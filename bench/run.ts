@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { echoCase } from './cases/echo';
 import { floodCase } from './cases/flood';
+import { overviewRenderCase } from './cases/overview-render';
 import { roundTripCase } from './cases/round-trip';
 import { scaleCase } from './cases/scale';
 import { throughputCase } from './cases/throughput';
@@ -25,8 +26,8 @@ import { markdownTable, type Row } from './lib/table';
  * The bench asserts no speed: it measures. A lost byte, or a case that could not run, makes a figure
  * read FAILED and the run exit 1.
  */
-// The viewer case is last on purpose: the viewer is the part most likely to be in flux.
-const CASES: BenchCase[] = [throughputCase, echoCase, roundTripCase, scaleCase, floodCase, tmuxBackendCase, viewerRenderCase];
+// The viewer cases are last on purpose: the viewer is the part most likely to be in flux.
+const CASES: BenchCase[] = [throughputCase, echoCase, roundTripCase, scaleCase, floodCase, tmuxBackendCase, viewerRenderCase, overviewRenderCase];
 
 const REPORT = join(__dirname, '..', 'docs', 'PERFORMANCE.md');
 /** A quick run is a smoke test: its figures are not worth quoting, so it does not replace the report. */

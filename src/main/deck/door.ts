@@ -23,10 +23,11 @@ import type { Pauses } from './pause';
  */
 export const DeckConstants = {
   /**
-   * How often the overview's screens are refreshed. Twice a second reads as live on a thumbnail, and
-   * each refresh of a busy session costs the server a parse of what it printed since the last.
+   * How often the overview's screens are refreshed. Once a second reads as live on a thumbnail whose
+   * text is a few pixels high; each refresh of a busy session costs the server a parse of what it
+   * printed since the last, and the page a repaint (bench/cases/overview-render.ts measures both).
    */
-  GlanceIntervalMs: 500,
+  GlanceIntervalMs: 1000,
   /** A page that asks for more sessions than this is refused: no listing is that long (the session limit is 20 by default). */
   MaxGlanceIds: 1000,
   /** Agents paused by name at once, at most: a name may be paused before it opens anything, but not without bound. */

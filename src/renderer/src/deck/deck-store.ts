@@ -4,10 +4,20 @@ import { ReconnectingSocket } from '../api/reconnecting-socket';
 
 type Listener = () => void;
 
+export const DeckTiming = {
+  /**
+   * Glances painted in one animation frame stop once this much of the frame is spent (at least one is
+   * always painted): with many busy screens the page keeps its frame rate and a glance waits a frame
+   * or two instead. A frame at 60 Hz is 16.7 ms; the rest is the page's own.
+   */
+  FrameBudgetMs: 8,
+} as const;
+
 /**
  * The deck socket (/api/deck): who is paused, and glances (small renderings) of the screens the
  * overview shows. Glances are kept per session and each card listens to its own, so one busy terminal
- * re-renders one card, not the page.
+ * repaints one card, not the page; and glances are handed out at animation frames, within a budget
+ * per frame (DeckTiming), so many busy screens never cost the page its frame rate.
  */
 export class DeckStore {
   private socket: ReconnectingSocket | null = null;
@@ -16,6 +26,8 @@ export class DeckStore {
   private readonly glances = new Map<string, Glance>();
   private readonly glanceListeners = new Map<string, Set<Listener>>();
   private wanted: string[] = [];
+  private readonly arrived = new Set<string>();
+  private frame = 0;
 
   start(): void {
     this.socket?.stop();
@@ -36,7 +48,8 @@ export class DeckStore {
           this.pauseListeners.forEach((l) => l());
         } else if (frame.type === 'glance') {
           this.glances.set(frame.glance.id, frame.glance);
-          this.glanceListeners.get(frame.glance.id)?.forEach((l) => l());
+          this.arrived.add(frame.glance.id);
+          this.frame ||= requestAnimationFrame(() => this.handOut());
         }
       },
     });
@@ -47,6 +60,20 @@ export class DeckStore {
   stop(): void {
     this.socket?.stop();
     this.socket = null;
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.frame = 0;
+  }
+
+  private handOut(): void {
+    this.frame = 0;
+    const start = performance.now();
+    // Oldest first; a session whose glance came again while it waited shows the newest one.
+    for (const id of this.arrived) {
+      this.arrived.delete(id);
+      this.glanceListeners.get(id)?.forEach((l) => l());
+      if (performance.now() - start >= DeckTiming.FrameBudgetMs) break;
+    }
+    if (this.arrived.size) this.frame = requestAnimationFrame(() => this.handOut());
   }
 
   /** The events socket says the server is down (or back): follow it rather than knocking alone. */

@@ -1,4 +1,4 @@
-import { memo, useEffect, useSyncExternalStore } from 'react';
+import { memo, useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import type { PauseState, SessionSummary } from '../../../shared/types';
 import { AgentActions } from '../deck/AgentActions';
 import type { DeckStore } from '../deck/deck-store';
@@ -18,17 +18,63 @@ interface OverviewProps {
   onTokensChanged(): void;
 }
 
+export const OverviewConstants = {
+  /** Cards this close to the visible area are glanced too, so scrolling shows live screens at once. */
+  PrefetchMargin: '300px',
+} as const;
+
+/** Which cards are on screen: only those are glanced (the server renders, the page paints, for nothing else). */
+function useVisibleCards(deck: DeckStore, ids: string[]): (el: HTMLElement | null, id: string) => void {
+  const visible = useRef(new Set<string>());
+  const elements = useRef(new Map<Element, string>());
+  const observer = useMemo(
+    () =>
+      new IntersectionObserver(
+        (entries) => {
+          for (const e of entries) {
+            const id = elements.current.get(e.target);
+            if (!id) continue;
+            if (e.isIntersecting) visible.current.add(id);
+            else visible.current.delete(id);
+          }
+          deck.want([...visible.current]);
+        },
+        { rootMargin: OverviewConstants.PrefetchMargin },
+      ),
+    [deck],
+  );
+  const key = ids.join('\n');
+  useEffect(() => {
+    // Sessions that are gone stop being glanced.
+    for (const id of [...visible.current]) if (!ids.includes(id)) visible.current.delete(id);
+    deck.want([...visible.current]);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [deck, key]);
+  useEffect(
+    () => () => {
+      observer.disconnect();
+      deck.want([]);
+    },
+    [deck, observer],
+  );
+  return (el, id) => {
+    if (!el) return;
+    if (elements.current.get(el) === id) return;
+    elements.current.set(el, id);
+    observer.observe(el);
+  };
+}
+
 /**
  * Every terminal at once, grouped by agent: a live glance of each screen (rendered by the server's
  * headless terminal, a few times a second), its state, title, what it did last and how long it has
  * been quiet. A card opens its terminal.
  */
 export function Overview({ sessions, deck, paused, agentTokens, online, onOpen, onTokensChanged }: OverviewProps) {
-  const ids = sessions.map((s) => s.id).join('\n');
-  useEffect(() => {
-    deck.want(ids ? ids.split('\n') : []);
-  }, [deck, ids]);
-  useEffect(() => () => deck.want([]), [deck]);
+  const track = useVisibleCards(
+    deck,
+    sessions.map((s) => s.id),
+  );
   const groups = groupByOwner(sessions);
   return (
     <div className="overview" data-testid="overview">
@@ -46,7 +92,7 @@ export function Overview({ sessions, deck, paused, agentTokens, online, onOpen, 
             </header>
             <div className="overview-grid">
               {g.sessions.map((s) => (
-                <OverviewCard key={s.id} session={s} deck={deck} onOpen={onOpen} />
+                <OverviewCard key={s.id} session={s} deck={deck} onOpen={onOpen} track={track} />
               ))}
             </div>
           </section>
@@ -56,13 +102,21 @@ export function Overview({ sessions, deck, paused, agentTokens, online, onOpen, 
   );
 }
 
-const OverviewCard = memo(function OverviewCard({ session: s, deck, onOpen }: { session: SessionSummary; deck: DeckStore; onOpen(id: string): void }) {
+interface CardProps {
+  session: SessionSummary;
+  deck: DeckStore;
+  onOpen(id: string): void;
+  track(el: HTMLElement | null, id: string): void;
+}
+
+const OverviewCard = memo(function OverviewCard({ session: s, deck, onOpen, track }: CardProps) {
   const status = statusOf(s);
   const last = s.command;
   const activity = s.waitingForInput && s.prompt ? `asks: ${s.prompt}` : last ? `${last.status === 'running' ? 'running' : 'ran'} ${last.command ?? 'a command'}${last.exitCode !== null && last.status !== 'running' ? ` (exit ${last.exitCode})` : ''}` : 'no command yet';
   return (
     <button
       type="button"
+      ref={(el) => track(el, s.id)}
       className={`overview-card status-${status.kind}${status.bad ? ' bad' : ''} floor-${s.floor}`}
       data-testid="overview-card"
       data-session-id={s.id}
