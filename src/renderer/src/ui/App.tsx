@@ -114,7 +114,9 @@ export function App() {
   useEffect(() => {
     const onKey = (ev: KeyboardEvent) => {
       if (ev.key !== 'F8' || ev.ctrlKey || ev.altKey || ev.metaKey) return;
+      // Ours, in every phase: a terminal being typed in must not get it too.
       ev.preventDefault();
+      ev.stopPropagation();
       if (items.length === 0) {
         toast('Nothing needs you right now.');
         return;
