@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { startPtydeck } from '../src/main/app';
 import { loadConfig } from '../src/main/config';
 import { tmuxAvailability } from '../src/main/terminal/backends/tmux';
@@ -25,6 +25,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await srv.close();
 });
+// A test that failed half way must not leave agents paused for the next one.
+afterEach(async () => {
+  await srv.api('POST', '/api/resume', {});
+});
 
 const as = (token: string) => (method: string, path: string, body?: unknown) => srv.api(method, path, body, { token });
 const open = async (token: string, body: Record<string, unknown> = {}): Promise<string> => {
@@ -36,59 +40,68 @@ const summary = async (id: string) => (await srv.api('GET', `/api/sessions/${id}
 const auth = () => ({ Authorization: `Bearer ${srv.token}` });
 /** A viewer of the person's: while one is connected, no floor lease runs. */
 const viewerPage = () => WsClient.open(`${srv.wsUrl}/api/events`, auth());
+/** Runs `fn` with a viewer connected, and waits until it is gone again, even when `fn` fails: a viewer left behind would keep every later lease from running. */
+async function withViewer<T>(fn: () => Promise<T>): Promise<T> {
+  const page = await viewerPage();
+  try {
+    return await fn();
+  } finally {
+    page.close();
+    await page.waitClose();
+  }
+}
 
 describe('pause and resume (the person only)', () => {
-  test('pausing an agent takes over all its sessions and the ones it opens next; resume hands them back', async () => {
-    const page = await viewerPage();
-    const a = await open(claude);
-    const b = await open(claude);
-    const other = await open(codex);
-    // Agents may not pause anyone, themselves included.
-    for (const path of ['/api/pause', '/api/resume', '/api/interrupt']) {
-      const refused = await as(claude)('POST', path, { agent: 'claude' });
-      expect(refused.status, path).toBe(403);
-      expect(refused.body.error.message).toMatch(/admin/);
-    }
-    const paused = await srv.api('POST', '/api/pause', { agent: 'claude' });
-    expect(paused.status).toBe(200);
-    expect(paused.body.agent).toBe('claude');
-    expect([...paused.body.sessions].sort()).toEqual([a, b].sort());
-    for (const id of [a, b]) expect(await summary(id)).toMatchObject({ floor: 'takeover', controller: 'person', floorReason: expect.stringMatching(/Paused by the person/) });
-    expect(await summary(other)).toMatchObject({ floor: 'watch', controller: 'agent' });
-    expect((await srv.api('GET', '/api/pause')).body).toEqual({ all: false, agents: ['claude'] });
-    // The agent is refused everywhere, and a session it opens now starts held.
-    expect((await as(claude)('POST', `/v2/pty/sessions/${a}/exec`, { command: 'echo nope' })).status).toBe(423);
-    const later = await open(claude);
-    expect(await summary(later)).toMatchObject({ floor: 'takeover', floorReason: expect.stringMatching(/claude/) });
-    // The agent can read why.
-    expect((await as(claude)('GET', `/api/sessions/${a}`)).body.floorReason).toMatch(/Paused by the person/);
+  test('pausing an agent takes over all its sessions and the ones it opens next; resume hands them back', () =>
+    withViewer(async () => {
+      const a = await open(claude);
+      const b = await open(claude);
+      const other = await open(codex);
+      // Agents may not pause anyone, themselves included.
+      for (const path of ['/api/pause', '/api/resume', '/api/interrupt']) {
+        const refused = await as(claude)('POST', path, { agent: 'claude' });
+        expect(refused.status, path).toBe(403);
+        expect(refused.body.error.message).toMatch(/admin/);
+      }
+      const paused = await srv.api('POST', '/api/pause', { agent: 'claude' });
+      expect(paused.status).toBe(200);
+      expect(paused.body.agent).toBe('claude');
+      expect([...paused.body.sessions].sort()).toEqual([a, b].sort());
+      for (const id of [a, b]) expect(await summary(id)).toMatchObject({ floor: 'takeover', controller: 'person', floorReason: expect.stringMatching(/Paused by the person/) });
+      expect(await summary(other)).toMatchObject({ floor: 'watch', controller: 'agent' });
+      expect((await srv.api('GET', '/api/pause')).body).toEqual({ all: false, agents: ['claude'] });
+      // The agent is refused everywhere, and a session it opens now starts held.
+      expect((await as(claude)('POST', `/v2/pty/sessions/${a}/exec`, { command: 'echo nope' })).status).toBe(423);
+      const later = await open(claude);
+      expect(await summary(later)).toMatchObject({ floor: 'takeover', floorReason: expect.stringMatching(/claude/) });
+      // The agent can read why.
+      expect((await as(claude)('GET', `/api/sessions/${a}`)).body.floorReason).toMatch(/Paused by the person/);
 
-    const resumed = await srv.api('POST', '/api/resume', { agent: 'claude' });
-    expect([...resumed.body.sessions].sort()).toEqual([a, b, later].sort());
-    for (const id of [a, b, later]) expect(await summary(id)).toMatchObject({ floor: 'watch', floorReason: null });
-    expect((await as(claude)('POST', `/v2/pty/sessions/${a}/exec`, { command: 'echo back' })).body.data.output).toBe('back');
-    expect((await srv.api('GET', '/api/pause')).body).toEqual({ all: false, agents: [] });
-    page.close();
-  });
+      const resumed = await srv.api('POST', '/api/resume', { agent: 'claude' });
+      expect([...resumed.body.sessions].sort()).toEqual([a, b, later].sort());
+      for (const id of [a, b, later]) expect(await summary(id)).toMatchObject({ floor: 'watch', floorReason: null });
+      expect((await as(claude)('POST', `/v2/pty/sessions/${a}/exec`, { command: 'echo back' })).body.data.output).toBe('back');
+      expect((await srv.api('GET', '/api/pause')).body).toEqual({ all: false, agents: [] });
+    }));
 
-  test('pause everything holds every agent (never the person’s own terminal); resuming one leaves the others paused', async () => {
-    const page = await viewerPage();
-    const a = await open(claude);
-    const b = await open(codex);
-    const mine = (await srv.api('POST', '/api/sessions', { cwd: '/tmp' })).body.session.id;
-    const all = await srv.api('POST', '/api/pause', {});
-    expect(all.body.agent).toBeNull();
-    expect(all.body.sessions).toEqual(expect.arrayContaining([a, b]));
-    expect(all.body.sessions).not.toContain(mine);
-    expect((await summary(mine)).floor).toBe('type');
-    await srv.api('POST', '/api/resume', { agent: 'codex' });
-    expect((await summary(b)).floor).toBe('watch');
-    expect((await summary(a)).floor).toBe('takeover');
-    expect((await srv.api('GET', '/api/pause')).body).toMatchObject({ all: false, agents: expect.arrayContaining(['claude']) });
-    await srv.api('POST', '/api/resume', {});
-    expect((await summary(a)).floor).toBe('watch');
-    page.close();
-  });
+  test('pause everything holds every agent (never the person’s own terminal); resuming one leaves the others paused', () =>
+    withViewer(async () => {
+      const a = await open(claude);
+      const b = await open(codex);
+      // The person's own terminal (owner admin); through AIO's door, which does not read the person's rc file.
+      const mine = (await srv.api('POST', '/v2/pty/sessions', { cwd: '/tmp' })).body.data.session_id;
+      const all = await srv.api('POST', '/api/pause', {});
+      expect(all.body.agent).toBeNull();
+      expect(all.body.sessions).toEqual(expect.arrayContaining([a, b]));
+      expect(all.body.sessions).not.toContain(mine);
+      expect(await summary(mine)).toMatchObject({ owner: 'admin', floor: 'type' });
+      await srv.api('POST', '/api/resume', { agent: 'codex' });
+      expect((await summary(b)).floor).toBe('watch');
+      expect((await summary(a)).floor).toBe('takeover');
+      expect((await srv.api('GET', '/api/pause')).body).toMatchObject({ all: false, agents: expect.arrayContaining(['claude']) });
+      await srv.api('POST', '/api/resume', {});
+      expect((await summary(a)).floor).toBe('watch');
+    }));
 
   test('interrupt stops every running command of one agent and no other', async () => {
     const a = await open(claude);
@@ -139,6 +152,7 @@ describe('the floor lease', () => {
     await sleep(2500);
     expect(await summary(id)).toMatchObject({ floor: 'takeover', floorLeaseExpiresAt: null });
     page.close();
+    await page.waitClose();
     await sleep(1500);
     // The terminal tab is a viewer too.
     expect((await summary(id)).floor).toBe('takeover');
@@ -148,29 +162,29 @@ describe('the floor lease', () => {
 });
 
 describe("the agent's size", () => {
-  test('a person’s resize while typing is undone on release; an agent’s own resize stays', async () => {
-    const page = await viewerPage();
-    const id = await open(claude, { cols: 100, rows: 30 });
-    await srv.api('POST', `/api/sessions/${id}/floor`, { mode: 'type' });
-    const view = await WsClient.open(`${srv.wsUrl}/api/sessions/${id}/view`, auth());
-    await view.nextJson('snapshot');
-    view.sendJson({ type: 'resize', cols: 70, rows: 20 });
-    expect(await until(async () => (await summary(id)).cols === 70)).toBe(true);
-    await srv.api('POST', `/api/sessions/${id}/release`);
-    expect(await until(async () => (await summary(id)).cols === 100)).toBe(true);
-    expect(await summary(id)).toMatchObject({ cols: 100, rows: 30 });
+  test('a person’s resize while typing is undone on release; an agent’s own resize stays', () =>
+    withViewer(async () => {
+      const id = await open(claude, { cols: 100, rows: 30 });
+      await srv.api('POST', `/api/sessions/${id}/floor`, { mode: 'type' });
+      const view = await WsClient.open(`${srv.wsUrl}/api/sessions/${id}/view`, auth());
+      await view.nextJson('snapshot');
+      view.sendJson({ type: 'resize', cols: 70, rows: 20 });
+      expect(await until(async () => (await summary(id)).cols === 70)).toBe(true);
+      await srv.api('POST', `/api/sessions/${id}/release`);
+      expect(await until(async () => (await summary(id)).cols === 100)).toBe(true);
+      expect(await summary(id)).toMatchObject({ cols: 100, rows: 30 });
 
-    // The person fits it again, then the agent picks a size of its own: release keeps the agent's.
-    await srv.api('POST', `/api/sessions/${id}/floor`, { mode: 'type' });
-    view.sendJson({ type: 'resize', cols: 60, rows: 15 });
-    expect(await until(async () => (await summary(id)).cols === 60)).toBe(true);
-    await as(claude)('PATCH', `/v2/pty/sessions/${id}`, { cols: 132, rows: 40 });
-    await srv.api('POST', `/api/sessions/${id}/release`);
-    await sleep(300);
-    expect(await summary(id)).toMatchObject({ cols: 132, rows: 40 });
-    view.close();
-    page.close();
-  });
+      // The person fits it again, then the agent picks a size of its own: release keeps the agent's.
+      await srv.api('POST', `/api/sessions/${id}/floor`, { mode: 'type' });
+      view.sendJson({ type: 'resize', cols: 60, rows: 15 });
+      expect(await until(async () => (await summary(id)).cols === 60)).toBe(true);
+      await as(claude)('PATCH', `/v2/pty/sessions/${id}`, { cols: 132, rows: 40 });
+      await srv.api('POST', `/api/sessions/${id}/release`);
+      await sleep(300);
+      expect(await summary(id)).toMatchObject({ cols: 132, rows: 40 });
+      view.close();
+      await view.waitClose();
+    }));
 });
 
 describe('the deck socket', () => {
