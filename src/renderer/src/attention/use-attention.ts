@@ -17,7 +17,6 @@ export function useAttention(sessions: ReadonlyMap<string, SessionSummary>, dism
         .filter((i) => !dismissed.has(i.key))
         .sort(byUrgency),
     // `version` stands for the other sources' state.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
     [sessions, dismissed, version],
   );
 }

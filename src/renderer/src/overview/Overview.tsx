@@ -1,4 +1,4 @@
-import { memo, useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import type { PauseState, SessionSummary } from '../../../shared/types';
 import { AgentActions } from '../deck/AgentActions';
 import type { DeckStore } from '../deck/deck-store';
@@ -24,7 +24,7 @@ export const OverviewConstants = {
 } as const;
 
 /** Which cards are on screen: only those are glanced (the server renders, the page paints, for nothing else). */
-function useVisibleCards(deck: DeckStore, ids: string[]): (el: HTMLElement | null, id: string) => void {
+function useVisibleCards(deck: DeckStore, ids: string[]): (el: HTMLElement, id: string) => () => void {
   const visible = useRef(new Set<string>());
   const elements = useRef(new Map<Element, string>());
   const observer = useMemo(
@@ -43,12 +43,12 @@ function useVisibleCards(deck: DeckStore, ids: string[]): (el: HTMLElement | nul
       ),
     [deck],
   );
+  // `key` stands for `ids`, a new array on every render.
   const key = ids.join('\n');
   useEffect(() => {
     // Sessions that are gone stop being glanced.
     for (const id of [...visible.current]) if (!ids.includes(id)) visible.current.delete(id);
     deck.want([...visible.current]);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [deck, key]);
   useEffect(
     () => () => {
@@ -57,12 +57,17 @@ function useVisibleCards(deck: DeckStore, ids: string[]): (el: HTMLElement | nul
     },
     [deck, observer],
   );
-  return (el, id) => {
-    if (!el) return;
-    if (elements.current.get(el) === id) return;
-    elements.current.set(el, id);
-    observer.observe(el);
-  };
+  return useCallback(
+    (el: HTMLElement, id: string) => {
+      elements.current.set(el, id);
+      observer.observe(el);
+      return () => {
+        observer.unobserve(el);
+        elements.current.delete(el);
+      };
+    },
+    [observer],
+  );
 }
 
 /**
@@ -106,17 +111,20 @@ interface CardProps {
   session: SessionSummary;
   deck: DeckStore;
   onOpen(id: string): void;
-  track(el: HTMLElement | null, id: string): void;
+  /** Watches the card's visibility; the function returned stops watching. */
+  track(el: HTMLElement, id: string): () => void;
 }
 
 const OverviewCard = memo(function OverviewCard({ session: s, deck, onOpen, track }: CardProps) {
+  const card = useRef<HTMLButtonElement>(null);
+  useEffect(() => track(card.current!, s.id), [track, s.id]);
   const status = statusOf(s);
   const last = s.command;
   const activity = s.waitingForInput && s.prompt ? `asks: ${s.prompt}` : last ? `${last.status === 'running' ? 'running' : 'ran'} ${last.command ?? 'a command'}${last.exitCode !== null && last.status !== 'running' ? ` (exit ${last.exitCode})` : ''}` : 'no command yet';
   return (
     <button
       type="button"
-      ref={(el) => track(el, s.id)}
+      ref={card}
       className={`overview-card status-${status.kind}${status.bad ? ' bad' : ''} floor-${s.floor}`}
       data-testid="overview-card"
       data-session-id={s.id}
