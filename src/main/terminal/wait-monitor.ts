@@ -7,9 +7,11 @@ import type { Session } from './session';
  * the program in the foreground asks the person something. That is more than "blocked reading the
  * terminal" (readiness.ts), which a full-screen program is between two redraws:
  *
- *   1. the foreground group's thread waits on the terminal, and output has settled;
- *   2. the program does not redraw by itself: one that printed while it was reading, with no one typing,
- *      is running interactively (top, htop), not asking, for SelfRedrawMemoryMs after it last did;
+ *   1. the foreground group's thread waits on the terminal, seen on two looks with no output between
+ *      (a program may print its question and block before this process has read the bytes);
+ *   2. the program does not redraw by itself: one that printed while it was settled in such a wait,
+ *      with no one typing, is running interactively (top, htop), not asking, for SelfRedrawMemoryMs
+ *      after it last did;
  *   3. a wait with a timeout (the way such programs wait) counts only once it has lasted TimedWaitHoldMs;
  *   4. the verdict must hold for HoldMs before the session shows it, in either direction, so a tab does
  *      not flap (and notify) with every turn of a program's loop.
@@ -21,8 +23,8 @@ interface Watch {
   pgid: number;
   /** When the current unbroken wait was first seen. */
   waitSince: number | null;
-  /** The last look that saw a wait: the log's end then, and when. */
-  lastWait: { logEnd: number; at: number } | null;
+  /** The last look that saw a wait: the log's end then, when, and whether the look before saw it too with no output between. */
+  lastWait: { logEnd: number; at: number; settled: boolean } | null;
   /** When the program last printed on its own while it was reading. */
   selfRedrawAt: number;
   /** The verdict of the last look, and since when it has held. */
@@ -85,11 +87,15 @@ export class WaitMonitor {
       w.waitSince = null;
       return false;
     }
-    // It printed since the last look that saw it reading, and nobody typed in between: it redraws by itself.
-    if (w.lastWait && s.log.end > w.lastWait.logEnd && s.lastInputAt <= w.lastWait.at) w.selfRedrawAt = now;
-    w.lastWait = { logEnd: s.log.end, at: now };
+    const grew = w.lastWait !== null && s.log.end > w.lastWait.logEnd;
+    // It printed after it had settled in its wait, and nobody typed in between: it redraws by itself.
+    // (Output right after the first look may be the question itself, still on its way to us.)
+    if (grew && w.lastWait!.settled && s.lastInputAt <= w.lastWait!.at) w.selfRedrawAt = now;
+    // Output that echoes what someone typed keeps the wait settled: it is the answer being typed.
+    const settled = w.lastWait !== null && (!grew || s.lastInputAt > w.lastWait.at);
+    w.lastWait = { logEnd: s.log.end, at: now, settled };
     w.waitSince ??= now;
-    if (now - w.selfRedrawAt < WaitMonitorConstants.SelfRedrawMemoryMs) return false;
+    if (!settled || now - w.selfRedrawAt < WaitMonitorConstants.SelfRedrawMemoryMs) return false;
     const timed = waiting.every((t) => t.waitTimed);
     return !timed || now - w.waitSince >= WaitMonitorConstants.TimedWaitHoldMs;
   }
