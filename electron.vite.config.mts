@@ -2,12 +2,12 @@ import { resolve } from 'node:path';
 import { defineConfig } from 'electron-vite';
 import react from '@vitejs/plugin-react';
 
-// main: the Electron entry (index) and the headless CLI (cli) share the server code; only index imports electron.
+// main: the Electron entry (index), the headless CLI (cli) and the PTY host (pty-host) share the core; only index imports electron.
 export default defineConfig({
   main: {
     build: {
       rollupOptions: {
-        input: { index: resolve('src/main/index.ts'), cli: resolve('src/main/cli.ts') },
+        input: { index: resolve('src/main/index.ts'), cli: resolve('src/main/cli.ts'), 'pty-host': resolve('src/main/pty-host.ts') },
       },
     },
   },

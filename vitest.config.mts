@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// The suites that exercise a session's behaviour run twice: on native PTYs and on tmux sessions.
-const bothBackends = [
+// The suites that exercise a session's behaviour run on every backend: native PTYs, the PTY host, tmux sessions.
+const everyBackend = [
   'test/aio-rest.test.ts',
   'test/aio-ws.test.ts',
   'test/execd.test.ts',
@@ -10,14 +10,18 @@ const bothBackends = [
   'test/teardown.test.ts',
   'test/mcp.test.ts',
   'test/backpressure.test.ts',
+  'test/timeline.test.ts',
 ];
 
 export default defineConfig({
   test: {
     testTimeout: 30000,
-    hookTimeout: 30000,
+    // Closing a test server ends every session it started, durable (tmux) ones too, each with its process tree.
+    hookTimeout: 60000,
     // Real shells through real PTYs on two cores: keep parallelism modest.
     maxWorkers: 2,
+    // Marks the run and fails it when a process it started outlives it (test/leftovers.ts).
+    globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     // The memory tests measure live bytes after a forced collection (global.gc).
     execArgv: ['--expose-gc'],
@@ -27,7 +31,8 @@ export default defineConfig({
         // Playwright's e2e/*.spec.ts and the benchmarks are not vitest's.
         test: { name: 'native', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], env: { PTYDECK_TEST_BACKEND: 'native' } },
       },
-      { extends: true, test: { name: 'tmux', include: bothBackends, env: { PTYDECK_TEST_BACKEND: 'tmux' } } },
+      { extends: true, test: { name: 'host', include: everyBackend, env: { PTYDECK_TEST_BACKEND: 'host' } } },
+      { extends: true, test: { name: 'tmux', include: everyBackend, env: { PTYDECK_TEST_BACKEND: 'tmux' } } },
     ],
   },
 });

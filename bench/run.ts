@@ -5,9 +5,11 @@ import { parseArgs } from 'node:util';
 import { echoCase } from './cases/echo';
 import { floodCase } from './cases/flood';
 import { overviewRenderCase } from './cases/overview-render';
+import { recordingCase } from './cases/recording';
 import { roundTripCase } from './cases/round-trip';
 import { scaleCase } from './cases/scale';
-import { throughputCase } from './cases/throughput';
+import { restartCase } from './cases/restart';
+import { throughputCase, throughputNativeCase } from './cases/throughput';
 import { tmuxBackendCase } from './cases/tmux-backend';
 import { viewerRenderCase } from './cases/viewer-render';
 import type { BenchCase, CaseContext } from './lib/case';
@@ -27,7 +29,7 @@ import { markdownTable, type Row } from './lib/table';
  * read FAILED and the run exit 1.
  */
 // The viewer cases are last on purpose: the viewer is the part most likely to be in flux.
-const CASES: BenchCase[] = [throughputCase, echoCase, roundTripCase, scaleCase, floodCase, tmuxBackendCase, viewerRenderCase, overviewRenderCase];
+const CASES: BenchCase[] = [throughputCase, throughputNativeCase, echoCase, roundTripCase, scaleCase, floodCase, restartCase, tmuxBackendCase, recordingCase, viewerRenderCase, overviewRenderCase];
 
 const REPORT = join(__dirname, '..', 'docs', 'PERFORMANCE.md');
 /** A quick run is a smoke test: its figures are not worth quoting, so it does not replace the report. */

@@ -2,6 +2,8 @@ import { _electron as electron, expect, test } from '@playwright/test';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { resolveElectronBinary } from '../scripts/electron-binary.mjs';
+import { endHome } from '../test/server-process';
 
 /**
  * The desktop app end to end, in a real Electron. It needs the Electron binary and a display; where
@@ -9,25 +11,23 @@ import { join } from 'node:path';
  * says why. The same wiring is unit-tested with a stand-in in test/electron-main.test.ts.
  */
 const root = join(__dirname, '..');
-function electronBinary(): string | null {
-  const pathTxt = join(root, 'node_modules/electron/path.txt');
-  if (!existsSync(pathTxt)) return null;
-  const bin = join(root, 'node_modules/electron/dist', readFileSync(pathTxt, 'utf8').trim());
-  return existsSync(bin) ? bin : null;
-}
-const bin = electronBinary();
+// Found the way Electron finds it (ELECTRON_OVERRIDE_DIST_PATH, then node_modules/electron/path.txt).
+const binary = resolveElectronBinary(join(root, 'node_modules/electron'));
 const display = process.platform !== 'linux' || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
 
 test('the desktop window shows the viewer and an agent session appears in it', async () => {
-  const why = !bin
-    ? 'no Electron binary installed (node_modules/electron/path.txt missing): the desktop app cannot launch on this machine'
+  const why = !binary.found
+    ? `no Electron binary (${binary.why}): the desktop app cannot launch on this machine; \`npx install-electron\` fetches it`
     : !display
       ? 'no display (DISPLAY/WAYLAND_DISPLAY unset): the desktop window cannot open'
       : null;
   if (why) console.warn(`electron e2e skipped: ${why}`);
   test.skip(why !== null, why ?? '');
   const home = mkdtempSync(join(tmpdir(), 'ptydeck-electron-e2e-'));
-  const app = await electron.launch({ executablePath: bin!, args: [root], env: { ...process.env, PTYDECK_HOME: home, PTYDECK_PORT: '0', PTYDECK_TOKEN: '' } });
+  const profile = mkdtempSync(join(tmpdir(), 'ptydeck-electron-profile-'));
+  // Its own profile (and so its own single-instance lock), and a quit that asks nothing.
+  const args = [root, `--user-data-dir=${profile}`, '--quit-without-confirm', ...(process.getuid?.() === 0 ? ['--no-sandbox'] : [])];
+  const app = await electron.launch({ executablePath: binary.found ? binary.path : '', args, env: { ...process.env, PTYDECK_HOME: home, PTYDECK_PORT: '0', PTYDECK_TOKEN: '' } });
   try {
     const page = await app.firstWindow();
     await expect(page).toHaveTitle(/ptydeck/);
@@ -42,6 +42,7 @@ test('the desktop window shows the viewer and an agent session appears in it', a
     expect(await page.evaluate(() => typeof (window as any).ptydeck?.apiBase)).toBe('string');
   } finally {
     await app.close();
-    rmSync(home, { recursive: true, force: true });
+    endHome(home);
+    rmSync(profile, { recursive: true, force: true });
   }
 });

@@ -19,11 +19,10 @@ export const test = base.extend<{ srv: CliServer; serverEnv: Record<string, stri
   srv: async ({ serverEnv }, use, testInfo) => {
     const srv = await startCliServer({ AIO_SHELL_BACKEND: BACKEND, ...serverEnv });
     // The server's own output, attached to a failed test: a failure may be the server's.
-    let log = '';
-    srv.proc.stdout!.on('data', (d) => (log += d));
-    srv.proc.stderr!.on('data', (d) => (log += d));
-    srv.proc.once('exit', (code, signal) => (log += `\n[server exited: code ${code}, signal ${signal}]\n`));
+    let exit = '';
+    srv.proc.once('exit', (code, signal) => (exit = `\n[server exited: code ${code}, signal ${signal}]\n`));
     await use(srv);
+    const log = srv.output() + exit;
     await srv.stop();
     if (testInfo.status !== testInfo.expectedStatus) {
       const path = testInfo.outputPath('server.log');

@@ -38,9 +38,21 @@ test('the printed viewer URL trades its token for an HttpOnly cookie and drops i
 });
 
 test('a page without the cookie asks for the admin token, refuses a wrong one and signs in with the right one', async ({ page, srv }) => {
+  // Arriving signed out is expected: nothing on the way to the login form is an error (no 401, no 404).
+  const errors: string[] = [];
+  page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
+  const failed: string[] = [];
+  page.on('response', (r) => void (r.status() >= 400 && failed.push(`${r.status()} ${r.url()}`)));
   await page.goto(srv.url + '/');
   const field = page.getByLabel('Admin token', { exact: true });
   await expect(field).toBeVisible(SLOW);
+  const icon = await page.evaluate(async () => {
+    const r = await fetch('/favicon.ico');
+    return { status: r.status, type: r.headers.get('content-type'), declared: Array.from(document.querySelectorAll<HTMLLinkElement>('link[rel=icon]'), (l) => new URL(l.href).pathname) };
+  });
+  expect(icon).toEqual({ status: 200, type: 'image/x-icon', declared: ['/favicon.ico', '/favicon.svg'] });
+  expect(errors).toEqual([]);
+  expect(failed).toEqual([]);
   await screenshot(page, 'login');
   await field.fill('not-the-token');
   await page.getByRole('button', { name: 'Sign in' }).click();

@@ -1,40 +1,91 @@
 #!/usr/bin/env node
-// `npm start`: build, then open the desktop app. Where Electron cannot start (no binary, no display),
-// say why and serve the same viewer headless instead, printing the URL to open.
+// `npm start [-- --port N]`: build if the sources changed, then open the desktop app.
+//
+// Electron 45 has no install script: its binary is fetched by its own installer on first use. When the
+// binary is missing, this runs that installer (its progress visible), then opens the window. It serves
+// the same viewer headless instead only when there is no display or the installer fails, and then says
+// which, and the command that would fix it.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { ensureBuilt, root } from './build.mjs';
+import { resolveElectronBinary } from './electron-binary.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const build = spawnSync(process.execPath, [join(root, 'node_modules/electron-vite/bin/electron-vite.js'), 'build'], { cwd: root, stdio: 'inherit' });
-if (build.status !== 0) process.exit(build.status ?? 1);
-
-function electronBinary() {
-  // Read electron's own record of its binary; require('electron') would try to download it.
-  const pkg = join(root, 'node_modules/electron');
-  const pathTxt = join(pkg, 'path.txt');
-  if (!existsSync(pathTxt)) return { ok: false, why: 'the Electron binary is not installed (node_modules/electron has no path.txt)' };
-  const bin = join(pkg, 'dist', readFileSync(pathTxt, 'utf8').trim());
-  if (!existsSync(bin)) return { ok: false, why: `the Electron binary is missing (${bin})` };
-  return { ok: true, bin };
-}
-
-function hasDisplay() {
-  if (process.platform !== 'linux') return true;
-  return Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
-}
-
-const electron = electronBinary();
-const why = !electron.ok ? electron.why : !hasDisplay() ? 'there is no display (DISPLAY and WAYLAND_DISPLAY are unset)' : null;
 const args = process.argv.slice(2);
-if (!why) {
-  const child = spawn(electron.bin, [root, ...args], { stdio: 'inherit' });
-  child.on('exit', (code) => process.exit(code ?? 0));
-} else {
-  console.log(`ptydeck: the desktop window cannot open here: ${why}.`);
-  console.log('ptydeck: serving the same viewer headless instead; open the URL below in a browser.');
-  const child = spawn(process.execPath, [join(root, 'bin/ptydeck.js'), 'serve', ...args], { stdio: 'inherit' });
-  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
-  child.on('exit', (code) => process.exit(code ?? 0));
+// Where Electron's npm package is; the tests point this at a stand-in package (a stand-in installer).
+const electronDir = process.env.PTYDECK_ELECTRON_PACKAGE || join(root, 'node_modules', 'electron');
+const say = (line) => console.log(`ptydeck: ${line}`);
+
+if (!ensureBuilt()) process.exit(1);
+
+function displayProblem() {
+  if (process.platform !== 'linux') return null;
+  return process.env.DISPLAY || process.env.WAYLAND_DISPLAY ? null : 'there is no display (DISPLAY and WAYLAND_DISPLAY are unset)';
 }
+
+/** Electron 45 declares Node 22.12 or newer, and its installer loads ES modules with require(). */
+function nodeHint() {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 12) ? '' : ` (Electron 45 and its installer declare Node 22.12 or newer; this is Node ${process.versions.node})`;
+}
+
+/** Runs `cmd`, passing our termination signals on, and exits as it does; a death by signal is a failure. */
+function runToTheEnd(what, cmd, cmdArgs) {
+  const child = spawn(cmd, cmdArgs, { stdio: 'inherit' });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+  child.on('error', (err) => {
+    say(`could not run ${what} (${cmd}): ${err.message}`);
+    process.exit(1);
+  });
+  child.on('exit', (code, signal) => {
+    if (signal) {
+      say(`${what} was killed by ${signal}`);
+      process.exit(1);
+    }
+    if (code !== 0) say(`${what} exited with code ${code}`);
+    process.exit(code ?? 1);
+  });
+}
+
+function serveHeadless(why, fix) {
+  say(`the desktop window cannot open: ${why}.`);
+  if (fix) say(`to get the window: ${fix}`);
+  say('serving the same viewer headless instead; open the URL printed below in a browser.');
+  runToTheEnd('the headless server', process.execPath, [join(root, 'bin', 'ptydeck.js'), 'serve', ...args]);
+}
+
+function openWindow(binary) {
+  // Chromium refuses to run as root with its sandbox on (containers, CI); the renderer stays sandboxed
+  // by the app's own window settings.
+  const extra = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
+  runToTheEnd('Electron', binary, [root, ...args, ...extra]);
+}
+
+function main() {
+  let electron = resolveElectronBinary(electronDir);
+  const noDisplay = displayProblem();
+  if (noDisplay) {
+    const also = !electron.found && electron.installable ? '; the first `npm start` with a display also fetches the Electron binary (or run `npx install-electron` now)' : '';
+    return serveHeadless(noDisplay, `run \`npm start\` from a terminal in your desktop session${also}`);
+  }
+  if (!electron.found && !electron.installable) {
+    return serveHeadless(electron.why, 'unset ELECTRON_OVERRIDE_DIST_PATH, or point it at a directory that holds the electron executable');
+  }
+  if (!electron.found) {
+    say(`${electron.why}; fetching it with Electron's own installer (once, about 100 MB)...`);
+    const installer = join(electronDir, 'install.js');
+    const r = spawnSync(process.execPath, [installer], { stdio: 'inherit', cwd: root });
+    if (r.status !== 0) {
+      const how = r.error ? r.error.message : r.signal ? `killed by ${r.signal}` : `exit ${r.status}; its message is above`;
+      return serveHeadless(
+        `Electron's installer failed (${how})${nodeHint()}`,
+        'fix what the installer reported (it downloads from github.com/electron/electron/releases; ELECTRON_MIRROR names another source), then run `npx install-electron` and `npm start` again',
+      );
+    }
+    electron = resolveElectronBinary(electronDir);
+    if (!electron.found) return serveHeadless(`Electron's installer finished, but ${electron.why}`, 'delete node_modules/electron, run `npm install`, then `npm start`');
+    say('Electron installed.');
+  }
+  openWindow(electron.path);
+}
+
+main();

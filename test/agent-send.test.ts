@@ -24,17 +24,19 @@ const send = (id: string, text: string, extra: Record<string, unknown> = {}) => 
 
 test('python3 at >>> gives stdin_read, and each answer comes back the same way', async () => {
   const id = await open();
-  const started = await send(id, 'python3 -q');
+  // A slow interpreter start (a loaded machine, a pyenv shim) is not quiet for idle_ms: no inferred_idle before it.
+  const started = await send(id, 'python3 -q', { idle_ms: 60_000 });
   expect(started.wait_reason).toBe('stdin_read');
   expect(started.viewport).toMatch(/>>> $/);
   expect(started.detector).toBe('kernel');
   const answer = await send(id, '6 * 7');
-  expect(answer).toMatchObject({ wait_reason: 'stdin_read', session_status: { kind: 'running' }, truncated: false });
+  expect(answer).toMatchObject({ wait_reason: 'stdin_read', at_shell_prompt: false, session_status: { kind: 'shell_alive' }, truncated: false });
   expect(answer.viewport).toBe('>>> 6 * 7\n42\n>>> ');
   const multi = await send(id, 'for i in range(3): print(i)');
   expect(multi.wait_reason).toBe('stdin_read');
   expect(multi.viewport).toMatch(/\.\.\. $/);
-  expect((await send(id, '')).viewport).toContain('0\n1\n2');
+  // An empty line ends the block: Enter alone is text "" with submit true ("" by itself only watches).
+  expect((await send(id, '', { submit: true })).viewport).toContain('0\n1\n2');
   await send(id, 'exit()');
 });
 
@@ -46,6 +48,25 @@ test('read -p "Name: " gives stdin_read with the prompt in the viewport', async 
   const done = await send(id, 'Alice');
   expect(done.wait_reason).toBe('stdin_read');
   expect(done.viewport).toContain('Hello Alice');
+});
+
+test('"" types nothing and watches: at the prompt it answers at once that the shell waits there', async () => {
+  const id = await open();
+  const end = srv.app.manager.get(id)!.log.end;
+  // A wait for the timeout would outlast the test's own time limit.
+  const r = await send(id, '', { timeout_ms: 600_000 });
+  expect(r).toMatchObject({ wait_reason: 'stdin_read', at_shell_prompt: true, session_status: { kind: 'shell_alive' } });
+  expect(srv.app.manager.get(id)!.log.end).toBe(end);
+});
+
+test('"" while a program already reads the terminal answers at once, and gives it nothing', async () => {
+  const id = await open();
+  expect((await send(id, 'cat')).wait_reason).toBe('stdin_read');
+  const watched = await send(id, '', { timeout_ms: 600_000 });
+  // Nothing typed, no Enter: cat echoed nothing, and the screen did not change.
+  expect(watched).toMatchObject({ wait_reason: 'stdin_read', at_shell_prompt: false, viewport: '' });
+  expect((await send(id, 'only-this')).viewport).toBe('only-this\nonly-this');
+  await api('POST', `/api/sessions/${id}/signal`, { signal: 'SIGINT' });
 });
 
 test('sleep 5 with timeout_ms 1000 gives timeout, not stdin_read', async () => {
@@ -70,7 +91,7 @@ test('a shell command returns stdin_read at the next prompt; exit gives session_
   expect(r.viewport).toMatch(/one\ntwo\n.*[$#] $/);
   const bye = await send(id, 'exit 5');
   expect(bye.wait_reason, JSON.stringify(bye)).toBe('session_exit');
-  expect(bye.session_status, JSON.stringify(bye)).toEqual({ kind: 'exited', exit_code: 5, signal: null });
+  expect(bye.session_status, JSON.stringify(bye)).toEqual({ kind: 'shell_exited', exit_code: 5, signal: null });
 });
 
 test('a \\r progress bar gives one line in its last state', async () => {
@@ -84,7 +105,8 @@ test('a \\r progress bar gives one line in its last state', async () => {
 
 test('a full-screen program shows its screen', async () => {
   const id = await open();
-  const r = await send(id, "python3 -c \"import sys; sys.stdout.write('\\x1b[?1049h\\x1b[2J\\x1b[5;10HFULLSCREEN'); sys.stdout.flush(); input()\"");
+  // (idle_ms: a slow interpreter start must not read as inferred_idle)
+  const r = await send(id, "python3 -c \"import sys; sys.stdout.write('\\x1b[?1049h\\x1b[2J\\x1b[5;10HFULLSCREEN'); sys.stdout.flush(); input()\"", { idle_ms: 60_000 });
   expect(r.wait_reason, JSON.stringify(r)).toBe('stdin_read');
   const lines = r.viewport.split('\n');
   expect(lines[4], JSON.stringify(r)).toBe('         FULLSCREEN');
@@ -113,11 +135,13 @@ test('SIGINT goes to the foreground group: sleep 100 dies, the shell lives, the 
   expect(next.viewport).toContain('alive');
 });
 
-test("SIGKILL to the shell's own group is refused", async () => {
+test('at the prompt no program runs: a signal, SIGKILL included, reaches nothing and says so', async () => {
   const id = await open();
-  const r = await api('POST', `/api/sessions/${id}/signal`, { signal: 'SIGKILL' });
-  expect(r.status).toBe(400);
-  expect(r.body.error.message).toMatch(/would kill the session's own shell; close the session instead/);
+  for (const signal of ['SIGINT', 'SIGKILL']) {
+    const r = await api('POST', `/api/sessions/${id}/signal`, { signal });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ delivered: false, target_pgid: null, reason: expect.stringContaining('no program is running: the shell waits at its prompt') });
+  }
   expect((await send(id, 'echo still')).viewport).toContain('still');
   expect((await api('POST', `/api/sessions/${id}/signal`, { signal: 'SIGSEGV' })).status).toBe(400);
 });
@@ -153,5 +177,5 @@ test('the viewer sees waiting-for-input on a session whose program reads the ter
 test('native exec returns the exit code and output', async () => {
   const id = await open();
   const r = await api('POST', `/api/sessions/${id}/exec`, { command: 'echo hi; (exit 3)' });
-  expect(r.body).toEqual({ status: 'completed', exit_code: 3, output: 'hi' });
+  expect(r.body).toEqual({ status: 'completed', exit_code: 3, output: 'hi', truncated: false });
 });

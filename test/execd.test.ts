@@ -123,6 +123,9 @@ test('reconnect with since= replays from that offset; since before the oldest by
   await c.nextJson('connected');
   stdin(c, 'echo replay-marker\n');
   await waitChannel(c, 1, 'replay-marker');
+  // The echo and the output both carry the marker; the prompt after them may come in a later read (a
+  // PTY host is one hop further): wait for all of it.
+  await until(() => payloadText(c, 1).split('replay-marker').length > 2 && srv.app.manager.get(id)!.shellState === 'prompt');
   c.close();
   await c.waitClose();
   const offset = (await srv.api('GET', `/pty/${id}`, undefined, { token: null, headers: execdHeaders() })).body.output_offset;

@@ -14,6 +14,7 @@ export interface TestServer {
   app: Ptydeck;
   /** JSON request with the admin token (or `token`); returns status and parsed body. */
   api<T = any>(method: string, path: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: T }>;
+  /** Stops the server, ends every session and process it started (durable ones too), deletes the home. */
   close(): Promise<void>;
 }
 
@@ -50,8 +51,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       }
       return { status: res.status, body: parsed as any };
     },
+    // The one place that ends what a test server started: every session, durable ones too (a tmux
+    // session kept for a next start that never comes would outlive the run, its home deleted).
     async close() {
-      await app.stop();
+      await app.stop('end-everything');
       rmSync(home, { recursive: true, force: true });
     },
   };
@@ -68,4 +71,13 @@ export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 10000, ever
     last = await fn();
   }
   return last;
+}
+
+/**
+ * Ends the PTY host of `home` (and every session it holds), if one runs, and waits until it has exited.
+ * For tests that start a real `ptydeck serve`: its durable sessions outlive it by design.
+ */
+export async function endHost(home: string): Promise<void> {
+  const { HostBackend } = await import('../src/main/terminal/backends/host-backend');
+  await new HostBackend(home).shutdownHost();
 }

@@ -1,9 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestServer, until, type TestServer } from './helpers';
+import { cliPath } from './server-process';
 import { WsClient } from './ws-client';
 
 /** Principals, ownership on every door, browser-borne attacks, limits, and where the credential may go. */
@@ -56,21 +58,17 @@ describe('tokens', () => {
   });
 
   test('the CLI manages tokens in the same file, and a running server honours them at once', async () => {
-    const cli = join(__dirname, '..', 'out', 'main', 'cli.js');
-    const run = (...args: string[]) =>
-      execFileSync(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, ...args], { env: { ...process.env, PTYDECK_HOME: srv.home, PTYDECK_TOKEN: '' }, encoding: 'utf8' });
-    let fromCli: string;
-    try {
-      fromCli = run('token', 'create', '--name', 'carol').trim();
-    } catch (err) {
-      // `npm test` builds before running; a bare `vitest run` without a build cannot test the CLI.
-      expect.fail(`the CLI is not built (${cli}); run npm run build: ${(err as Error).message}`);
-    }
+    if (!existsSync(cliPath)) expect.fail(`the CLI is not built (${cliPath}); npm test builds it first`);
+    // Asynchronously: a synchronous child would block this process, and with it the server under test,
+    // which then drops the keep-alive connections its clients reuse (ECONNRESET).
+    const run = async (...args: string[]) =>
+      (await promisify(execFile)(process.execPath, ['-e', `require(${JSON.stringify(cliPath)}).run(process.argv.slice(1))`, ...args], { env: { ...process.env, PTYDECK_HOME: srv.home, PTYDECK_TOKEN: '' }, encoding: 'utf8' })).stdout;
+    const fromCli = (await run('token', 'create', '--name', 'carol')).trim();
     expect(fromCli).toMatch(/^pdk_/);
-    expect(run('token', 'list')).toContain('carol');
+    expect(await run('token', 'list')).toContain('carol');
     expect((await as(fromCli).api('GET', '/v2/pty/sessions')).status).toBe(200);
-    run('token', 'revoke', 'carol');
-    expect(await until(async () => (await as(fromCli).api("GET", "/v2/pty/sessions")).status === 401, 15000)).toBe(true);
+    await run('token', 'revoke', 'carol');
+    expect(await until(async () => (await as(fromCli).api('GET', '/v2/pty/sessions')).status === 401, 15000)).toBe(true);
   });
 });
 

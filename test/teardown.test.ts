@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, onTestFinished } from 'vitest';
 import { readStat } from '../src/main/terminal/processes';
 import { startTestServer, sleep, until, type TestServer } from './helpers';
+import { spawnServer } from './server-process';
 
 /** Closing a session ends its whole process tree, and proves it (checked in /proc). */
 let srv: TestServer;
@@ -28,7 +28,8 @@ const pidFrom = async (file: string): Promise<number> => {
 };
 
 test('a grandchild that ignores TERM and HUP is killed; the close reports no survivors', async () => {
-  const sid = (await srv.api('POST', '/api/sessions', { cwd: '/tmp' })).body.session.id;
+  const created = await srv.api('POST', '/api/sessions', { cwd: '/tmp' });
+  const sid = created.body.session?.id ?? expect.fail(JSON.stringify(created));
   const f = join(dir, 'grandchild.pid');
   await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, {
     command: `( trap '' TERM HUP INT; sh -c 'trap "" TERM HUP INT; echo $$ > ${f}; while :; do sleep 1; done' ) &`,
@@ -57,33 +58,22 @@ test('a double-forked daemon in its own session is found by its environment and 
 });
 
 test('when the server exits, every remaining native session and its processes die with it', async () => {
-  const home = mkdtempSync(join(tmpdir(), 'ptydeck-exit-'));
-  const cli = join(__dirname, '..', 'out', 'main', 'cli.js');
-  if (!existsSync(cli)) expect.fail(`the CLI is not built (${cli}); npm test builds it first`);
-  const proc = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'serve', '--port', '0'], {
-    // tmux sessions are meant to outlive the server (see tmux.test.ts); this is about native ones.
-    env: { ...process.env, PTYDECK_HOME: home, PTYDECK_TOKEN: '', AIO_SHELL_BACKEND: 'native' },
-    stdio: 'ignore',
-  });
-  try {
-    await until(() => existsSync(join(home, 'runtime.json')), 15000);
-    const { url, token } = JSON.parse(readFileSync(join(home, 'runtime.json'), 'utf8'));
-    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-    const pids: number[] = [];
-    for (let i = 0; i < 2; i++) {
-      const sid = (await (await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers, body: '{"cwd":"/tmp"}' })).json()).data.session_id;
-      const f = join(dir, `exit-${i}.pid`);
-      await fetch(`${url}/v2/pty/sessions/${sid}/exec`, { method: 'POST', headers, body: JSON.stringify({ command: `sh -c 'echo $$ > ${f}; exec sleep 1000' &` }) });
-      pids.push(await pidFrom(f));
-    }
-    expect(pids.every(alive)).toBe(true);
-    proc.kill('SIGTERM');
-    await new Promise((r) => proc.once('exit', r));
-    await sleep(100);
-    expect(pids.filter(alive)).toEqual([]);
-    expect(existsSync(join(home, 'runtime.json'))).toBe(false);
-  } finally {
-    if (proc.exitCode === null) proc.kill('SIGKILL');
-    rmSync(home, { recursive: true, force: true });
+  // tmux sessions are meant to outlive the server (see tmux.test.ts); this is about native ones.
+  const server = await spawnServer(mkdtempSync(join(tmpdir(), 'ptydeck-exit-')), { AIO_SHELL_BACKEND: 'native' });
+  // Also when the test fails or times out: nothing it started may outlive it.
+  onTestFinished(() => server.close());
+  const { url, token, home } = server;
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const pids: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const sid = (await (await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers, body: '{"cwd":"/tmp"}' })).json()).data.session_id;
+    const f = join(dir, `exit-${i}.pid`);
+    await fetch(`${url}/v2/pty/sessions/${sid}/exec`, { method: 'POST', headers, body: JSON.stringify({ command: `sh -c 'echo $$ > ${f}; exec sleep 1000' &` }) });
+    pids.push(await pidFrom(f));
   }
+  expect(pids.every(alive)).toBe(true);
+  await server.stop('SIGTERM');
+  await sleep(100);
+  expect(pids.filter(alive)).toEqual([]);
+  expect(existsSync(join(home, 'runtime.json'))).toBe(false);
 });

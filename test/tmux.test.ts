@@ -1,53 +1,44 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, onTestFinished } from 'vitest';
 import { tmuxAvailability } from '../src/main/terminal/backends/tmux';
 import { tmuxSessionName } from '../src/main/terminal/backends/tmux-backend';
-import { sleep, until } from './helpers';
+import { sleep } from './helpers';
+import { cliPath, endHome, spawnServer, type ServerProcess } from './server-process';
 import { WsClient } from './ws-client';
 
 /**
  * Terminals that outlive ptydeck: a real `ptydeck serve` process is killed with SIGKILL mid-build and
  * started again on the same home; its tmux sessions come back with their ids, owners and output.
  */
-const cli = join(__dirname, '..', 'out', 'main', 'cli.js');
 let home: string;
-let server: ChildProcess | null = null;
+let server: ServerProcess | null = null;
 
+/** One server at a time on this home (a second one would be refused): the previous one is stopped first. */
 async function startServer(): Promise<{ url: string; token: string }> {
-  rmSync(join(home, 'runtime.json'), { force: true });
-  server = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'serve', '--port', '0'], {
-    env: { ...process.env, PTYDECK_HOME: home, PTYDECK_TOKEN: '', AIO_SHELL_BACKEND: 'tmux' },
-    stdio: 'ignore',
-  });
-  await until(() => existsSync(join(home, 'runtime.json')), 15000);
-  return JSON.parse(readFileSync(join(home, 'runtime.json'), 'utf8'));
+  if (server) await killServer('SIGTERM');
+  server = await spawnServer(home, { AIO_SHELL_BACKEND: 'tmux' });
+  return server;
 }
 
 async function killServer(signal: NodeJS.Signals): Promise<void> {
-  const s = server!;
-  s.kill(signal);
-  if (s.exitCode === null) await new Promise((r) => s.once('exit', r));
+  await server!.stop(signal);
   server = null;
 }
 
 const tmux = (...args: string[]) => execFileSync('tmux', ['-S', join(home, 'tmux', 'server.sock'), ...args], { encoding: 'utf8' });
 
 beforeAll(() => {
-  if (!existsSync(cli)) expect.fail(`the CLI is not built (${cli}); npm test builds it first`);
+  if (!existsSync(cliPath)) expect.fail(`the CLI is not built (${cliPath}); npm test builds it first`);
   if (!tmuxAvailability().ok) expect.fail(`tmux is required for these tests (${tmuxAvailability().why}); .ci/run installs it`);
   home = mkdtempSync(join(tmpdir(), 'ptydeck-tmux-'));
 });
 afterAll(async () => {
-  if (server) await killServer('SIGKILL');
-  try {
-    tmux('kill-server');
-  } catch {
-    // no server left
-  }
-  rmSync(home, { recursive: true, force: true });
+  // Ends the server and the tmux sessions it kept, and deletes the home.
+  if (server) await server.close();
+  else endHome(home);
 });
 
 test('a tmux session outlives kill -9 of ptydeck with nothing lost; an ended one is reported ended', async () => {
@@ -117,27 +108,33 @@ test('an implicit session (exec without id), an expiring one and an anonymous so
   expect((await anonymous.nextJson('ready')).backend).toBe('native');
   anonymous.close();
   await killServer('SIGTERM');
-});
+}, 90_000);
 
 test('AIO_SHELL_BACKEND=tmux without a tmux binary: explicit creation answers 503, implicit sessions still work', async () => {
-  const noTmuxHome = mkdtempSync(join(tmpdir(), 'ptydeck-notmux-'));
   // A PATH with no tmux on it (bash is found by its absolute path; node by its own).
-  const proc = spawn(process.execPath, ['-e', `require(${JSON.stringify(cli)}).run(process.argv.slice(1))`, 'serve', '--port', '0'], {
-    env: { ...process.env, PATH: '/nonexistent', PTYDECK_HOME: noTmuxHome, PTYDECK_TOKEN: '', AIO_SHELL_BACKEND: 'tmux' },
-    stdio: 'ignore',
-  });
-  try {
-    await until(() => existsSync(join(noTmuxHome, 'runtime.json')), 15000);
-    const { url, token } = JSON.parse(readFileSync(join(noTmuxHome, 'runtime.json'), 'utf8'));
-    const h = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-    const explicit = await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{}' });
-    expect(explicit.status).toBe(503);
-    expect((await explicit.json()).message).toMatch(/tmux/);
-    const implicit = await (await fetch(`${url}/v1/shell/exec`, { method: 'POST', headers: h, body: '{"command":"echo native-ok"}' })).json();
-    expect(implicit.data.output).toBe('native-ok');
-  } finally {
-    proc.kill('SIGTERM');
-    if (proc.exitCode === null) await new Promise((r) => proc.once('exit', r));
-    rmSync(noTmuxHome, { recursive: true, force: true });
-  }
-});
+  const noTmux = await spawnServer(mkdtempSync(join(tmpdir(), 'ptydeck-notmux-')), { PATH: '/nonexistent', AIO_SHELL_BACKEND: 'tmux' });
+  // Also when the test fails or times out: nothing it started may outlive it.
+  onTestFinished(() => noTmux.close());
+  const { url, token } = noTmux;
+  const h = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const explicit = await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{}' });
+  expect(explicit.status).toBe(503);
+  expect((await explicit.json()).message).toMatch(/tmux/);
+  const implicit = await (await fetch(`${url}/v1/shell/exec`, { method: 'POST', headers: h, body: '{"command":"echo native-ok"}' })).json();
+  expect(implicit.data.output).toBe('native-ok');
+}, 90_000);
+
+test('stopping the server says which sessions end and which tmux sessions are kept running', async () => {
+  const own = await spawnServer(mkdtempSync(join(tmpdir(), 'ptydeck-stop-')), { AIO_SHELL_BACKEND: 'tmux' });
+  // Also when the test fails or times out: nothing it started may outlive it.
+  onTestFinished(() => own.close());
+  const h = { Authorization: `Bearer ${own.token}`, 'Content-Type': 'application/json' };
+  await fetch(`${own.url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{"id":"kept-one","cwd":"/tmp"}' });
+  const implicit = (await (await fetch(`${own.url}/v1/shell/exec`, { method: 'POST', headers: h, body: '{"command":"true"}' })).json()).data.session_id;
+  await own.stop('SIGINT');
+  expect(own.output()).toContain(
+    `ptydeck: SIGINT: ending 1 session and its processes (${implicit}); keeping 1 tmux session running (kept-one): it comes back when ptydeck starts again`,
+  );
+  const sock = join(own.home, 'tmux', 'server.sock');
+  expect(execFileSync('tmux', ['-S', sock, 'list-sessions', '-F', '#{session_name}'], { encoding: 'utf8' }).trim()).toBe(tmuxSessionName('kept-one'));
+}, 90_000);

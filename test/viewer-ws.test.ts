@@ -27,7 +27,7 @@ test('the events socket pushes sessions as agents create, use and close them', a
   expect(Array.isArray(hello.sessions)).toBe(true);
   const sid = (await agent('POST', '/v2/pty/sessions', { id: 'pushed', cwd: '/tmp' })).body.data.session_id;
   const created = await events.next((f) => f.text?.type === 'session' && f.text.session.id === sid);
-  expect(created.text.session).toMatchObject({ id: sid, owner: 'claude', origin: 'aio-v2', floor: 'watch', controller: 'agent', backend: testBackend, durable: testBackend === 'tmux' });
+  expect(created.text.session).toMatchObject({ id: sid, owner: 'claude', origin: 'aio-v2', floor: 'watch', controller: 'agent', backend: testBackend, durable: testBackend !== 'native' });
   await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'false' });
   const finished = await events.next((f) => f.text?.type === 'session' && f.text.session.id === sid && f.text.session.command?.status === 'completed');
   expect(finished.text.session.command).toMatchObject({ command: 'false', exitCode: 1, source: 'exec' });

@@ -4,7 +4,7 @@ import { spawnDirect } from '../lib/direct-pty';
 import { openSocket, closeSocket } from '../lib/doors';
 import { EchoProbe } from '../lib/echo-probe';
 import { closeSession, createSession, waitForPrompt } from '../lib/sessions';
-import { startServer, type BenchServer } from '../lib/server';
+import { startServer, type BenchBackend, type BenchServer } from '../lib/server';
 import { median, pairedRatio, percentile } from '../lib/stats';
 import { fmtMs, fmtRatio, type Row } from '../lib/table';
 
@@ -19,7 +19,7 @@ import { fmtMs, fmtRatio, type Row } from '../lib/table';
  * Under the canonical line limit (4,095 bytes) throughout: each round ends with Enter.
  */
 export interface EchoOptions {
-  backend: 'native' | 'tmux';
+  backend: BenchBackend;
   label: string;
   /** Keys per pace in a full run (split across rounds). */
   keys: number;
@@ -29,13 +29,13 @@ export interface EchoOptions {
 
 export function makeEchoCase(opts: EchoOptions): BenchCase {
   return {
-    id: opts.backend === 'native' ? 'echo' : `echo-${opts.backend}`,
+    id: opts.backend === 'host' ? 'echo' : `echo-${opts.backend}`,
     title: `Keystroke echo (${opts.label})`,
     run: (ctx) => runEcho(ctx, opts),
   };
 }
 
-export const echoCase = makeEchoCase({ backend: 'native', label: 'node-pty backend', keys: 1000, quickKeys: 60, paces: [10, 0] });
+export const echoCase = makeEchoCase({ backend: 'host', label: 'PTY host backend', keys: 1000, quickKeys: 60, paces: [10, 0] });
 
 interface Side {
   probe: EchoProbe;
@@ -72,7 +72,7 @@ async function runEcho(ctx: CaseContext, opts: EchoOptions): Promise<CaseOutcome
           ['p99', 99],
         ] as const) {
           rows.push({
-            case: `2. Keystroke echo${opts.backend === 'native' ? '' : ` (${opts.label})`}`,
+            case: `2. Keystroke echo${opts.backend === 'host' ? '' : ` (${opts.label})`}`,
             figure: `${all.ours.length} keys to \`cat\`, ${paceText}, AIO binary WebSocket: ${name}`,
             ours: fmtMs(percentile(all.ours, p)),
             baseline: fmtMs(percentile(all.baseline, p)),

@@ -1,7 +1,7 @@
 import { pairedRounds, type BenchCase, type CaseContext, type CaseOutcome } from '../lib/case';
 import { spawnMarkerShell, type MarkerShell } from '../lib/direct-pty';
 import { closeSession, createSession, execTrue, setFloor, typeInto, waitForPrompt } from '../lib/sessions';
-import { startServer, type BenchServer } from '../lib/server';
+import { startServer, type BenchBackend, type BenchServer } from '../lib/server';
 import { median, nowMs } from '../lib/stats';
 import { latencyRows, type Row } from '../lib/table';
 
@@ -17,7 +17,7 @@ import { latencyRows, type Row } from '../lib/table';
  * could know that the program waits (the server must then still prove it from /proc).
  */
 export interface RoundTripOptions {
-  backend: 'native' | 'tmux';
+  backend: BenchBackend;
   label: string;
   execs: number;
   sends: number;
@@ -25,19 +25,19 @@ export interface RoundTripOptions {
 
 export function makeRoundTripCase(opts: RoundTripOptions): BenchCase {
   return {
-    id: opts.backend === 'native' ? 'round-trip' : `round-trip-${opts.backend}`,
+    id: opts.backend === 'host' ? 'round-trip' : `round-trip-${opts.backend}`,
     title: `Command round trip (${opts.label})`,
     run: (ctx) => runRoundTrip(ctx, opts),
   };
 }
 
-export const roundTripCase = makeRoundTripCase({ backend: 'native', label: 'node-pty backend', execs: 300, sends: 30 });
+export const roundTripCase = makeRoundTripCase({ backend: 'host', label: 'PTY host backend', execs: 300, sends: 30 });
 
 async function runRoundTrip(ctx: CaseContext, opts: RoundTripOptions): Promise<CaseOutcome> {
   const rounds = ctx.quick ? 2 : 3;
   const execsPerRound = Math.ceil((ctx.quick ? 30 : opts.execs) / rounds);
   const sendsPerRound = Math.ceil((ctx.quick ? Math.min(4, opts.sends) : opts.sends) / rounds);
-  const caseName = `3. Command round trip${opts.backend === 'native' ? '' : ` (${opts.label})`}`;
+  const caseName = `3. Command round trip${opts.backend === 'host' ? '' : ` (${opts.label})`}`;
   const srv = await startServer({ AIO_SHELL_BACKEND: opts.backend });
   const rows: Row[] = [];
   try {

@@ -4,7 +4,7 @@ import { attachDoor, DoorLabels, type DoorName } from '../lib/doors';
 import { writePayload, type Payload } from '../lib/payload';
 import { cpuMs, waitForQuiet } from '../lib/proc';
 import { closeSession, createExecdSession, createSession, typeInto, waitForPrompt } from '../lib/sessions';
-import { startServer, type BenchServer } from '../lib/server';
+import { startServer, type BenchBackend, type BenchServer } from '../lib/server';
 import { median, MiB, pairedRatio } from '../lib/stats';
 import { describeFailure, finishWithin, StreamCheck, type CheckResult } from '../lib/stream-check';
 import { fmtKiB, fmtMiBs, fmtMs, fmtRatio, type Row } from '../lib/table';
@@ -15,7 +15,7 @@ import { fmtKiB, fmtMiBs, fmtMs, fmtRatio, type Row } from '../lib/table';
  * Every byte is checked (length and CRC) at the client.
  */
 export interface ThroughputOptions {
-  backend: 'native' | 'tmux';
+  backend: BenchBackend;
   label: string;
   doors: DoorName[];
   sizeMiB: number;
@@ -29,21 +29,21 @@ interface Run {
   serverCpuMs?: number;
   /** Server CPU in the seconds after the stream, until it went quiet (work the stream left behind). */
   afterCpuMs?: number;
-  /** CPU of the server's tmux server while streaming (tmux backend only). */
-  tmuxCpuMs?: number;
+  /** CPU of the process that holds the PTY (the PTY host, or the tmux server) while streaming. */
+  helperCpuMs?: number;
 }
 
 export function makeThroughputCase(opts: ThroughputOptions): BenchCase {
   return {
-    id: opts.backend === 'native' ? 'throughput' : `throughput-${opts.backend}`,
+    id: opts.backend === 'host' ? 'throughput' : `throughput-${opts.backend}`,
     title: `Output throughput (${opts.label})`,
     run: (ctx) => runThroughput(ctx, opts),
   };
 }
 
 export const throughputCase = makeThroughputCase({
-  backend: 'native',
-  label: 'node-pty backend',
+  backend: 'host',
+  label: 'PTY host backend',
   doors: ['aio-binary', 'aio-json', 'execd', 'viewer'],
   sizeMiB: 256,
   quickSizeMiB: 4,
@@ -51,10 +51,20 @@ export const throughputCase = makeThroughputCase({
   rounds: 2,
 });
 
+/** The same doors with node-pty inside the server (AIO_SHELL_BACKEND=native), the architecture before the PTY host. */
+export const throughputNativeCase = makeThroughputCase({
+  backend: 'native',
+  label: 'node-pty in the server',
+  doors: ['aio-binary', 'aio-json'],
+  sizeMiB: 64,
+  quickSizeMiB: 2,
+  rounds: 2,
+});
+
 export async function runThroughput(ctx: CaseContext, opts: ThroughputOptions): Promise<CaseOutcome> {
   const size = (ctx.quick ? opts.quickSizeMiB : opts.sizeMiB) * MiB;
   const rounds = ctx.quick ? 1 : opts.rounds;
-  const caseName = `1. Output throughput${opts.backend === 'native' ? '' : ` (${opts.label})`}`;
+  const caseName = `1. Output throughput${opts.backend === 'host' ? '' : ` (${opts.label})`}`;
   ctx.log(`preparing a ${size / MiB} MiB payload`);
   const payload = writePayload(ctx.workDir, size);
   // A stream that stalls is a failure, not a long wait: allow 2 MiB/s at the very least.
@@ -126,14 +136,15 @@ function rowsFor(caseName: string, door: DoorName, runs: { baseline: Run[]; ours
   }
   const avgFrameKiB = (rs: Run[]): number => median(rs.map((r) => r.result.bytes / Math.max(1, r.result.frames) / 1024));
   const perMiB = (ms: number[]): string => `${fmtMs(median(ms) / (size / MiB))}/MiB`;
-  const tmuxCpu = runs.ours.filter((r) => r.tmuxCpuMs !== undefined).map((r) => r.tmuxCpuMs!);
+  const helperCpu = runs.ours.filter((r) => r.helperCpuMs !== undefined).map((r) => r.helperCpuMs!);
+  const helper = runs.ours[0]?.helperCpuMs === undefined ? '' : caseName.includes('tmux') ? ' (+ its tmux server’s)' : ' (+ the PTY host’s)';
   return [
     { case: caseName, figure, ours, baseline, ratio },
     {
       case: caseName,
-      figure: `${DoorLabels[door]}: server CPU per MiB${tmuxCpu.length ? ' (+ its tmux server’s)' : ''}; average frame (baseline: average node-pty read); server CPU after the stream ended`,
+      figure: `${DoorLabels[door]}: server CPU per MiB${helper}; average frame (baseline: average node-pty read); server CPU after the stream ended`,
       ours:
-        `${perMiB(runs.ours.map((r) => r.serverCpuMs ?? Number.NaN))}${tmuxCpu.length ? ` (+ ${perMiB(tmuxCpu)})` : ''}; ` +
+        `${perMiB(runs.ours.map((r) => r.serverCpuMs ?? Number.NaN))}${helperCpu.length ? ` (+ ${perMiB(helperCpu)})` : ''}; ` +
         `${fmtKiB(avgFrameKiB(runs.ours))}; +${fmtMs(median(runs.ours.map((r) => r.afterCpuMs ?? Number.NaN)))}`,
       baseline: fmtKiB(avgFrameKiB(runs.baseline)),
       ratio: '—',
@@ -153,7 +164,7 @@ async function baselineRun(payload: Payload, timeoutMs: number): Promise<Run> {
   return { result: check.result() };
 }
 
-async function serverRun(srv: BenchServer, door: DoorName, payload: Payload, timeoutMs: number): Promise<Run> {
+export async function serverRun(srv: BenchServer, door: DoorName, payload: Payload, timeoutMs: number): Promise<Run> {
   const check = new StreamCheck(payload);
   // A fresh session per run: one session's log and screen never weigh on the next run.
   const id = door === 'execd' ? await createExecdSession(srv) : await createSession(srv, `tp-${door}-${Date.now()}`);
@@ -161,15 +172,15 @@ async function serverRun(srv: BenchServer, door: DoorName, payload: Payload, tim
   try {
     await waitForPrompt(srv, id);
     await waitForQuiet(srv.pid);
-    const tmux = srv.tmuxPid();
+    const helper = srv.tmuxPid() ?? srv.hostPid();
     const cpu0 = cpuMs(srv.pid);
-    const tmux0 = tmux ? cpuMs(tmux) : 0;
+    const helper0 = helper ? cpuMs(helper) : 0;
     await typeInto(srv, id, `cat '${payload.path}'\r`);
     await finishWithin(check, timeoutMs, DoorLabels[door]);
     const cpu1 = cpuMs(srv.pid);
-    const tmuxCpuMs = tmux ? cpuMs(tmux) - tmux0 : undefined;
+    const helperCpuMs = helper ? cpuMs(helper) - helper0 : undefined;
     await waitForQuiet(srv.pid, { maxMs: 15_000 });
-    return { result: check.result(), serverCpuMs: cpu1 - cpu0, afterCpuMs: cpuMs(srv.pid) - cpu1, tmuxCpuMs };
+    return { result: check.result(), serverCpuMs: cpu1 - cpu0, afterCpuMs: cpuMs(srv.pid) - cpu1, helperCpuMs };
   } finally {
     await client.close();
     await closeSession(srv, id);

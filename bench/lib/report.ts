@@ -46,9 +46,10 @@ percentile over every sample of every round; the ratio compares that percentile 
 
 ## How to read each figure
 
-Unless a row says otherwise, sessions use the node-pty backend (\`AIO_SHELL_BACKEND=native\`, the
-architecture these figures are about; \`auto\` would pick tmux wherever tmux is installed, and the figures
-would change with the machine). The rows marked "(tmux backend)" repeat a few of them, smaller, with tmux.
+Unless a row says otherwise, sessions use the PTY host backend (\`AIO_SHELL_BACKEND=host\`, what the
+default \`auto\` means: PTYs in a separate ptydeck process, read on the other core). The rows marked
+"(node-pty in the server)" repeat the first doors with \`native\`, the rows marked "(tmux backend)" a few
+figures, smaller, with tmux. Where a row gives server CPU "(+ the PTY host's)", the second figure is the host's.
 Each case starts its own server (\`node bin/ptydeck.js serve --port 0\`, a fresh \`PTYDECK_HOME\`, session
 and rate limits raised).
 
@@ -102,6 +103,11 @@ and rate limits raised).
    stream (the share is shown). *Baseline:* the same bytes written into a bare xterm.js (same size, font,
    scrollback and renderer) on a blank page in the same browser, with the viewer's 256 KiB window,
    until the last write callback and two frames.
+7. **Restart (PTY host).** A server holds 20 sessions (each printed \`seq 1 20000\`) while a 21st streams
+   64 MiB to an execd client; the server is killed with SIGKILL once a few MiB are through and started
+   again on the same home. *Figure:* the time from starting it until it answers with every session listed
+   (their logs replayed from the host); the bytes the client lost resuming from its offset (length and
+   CRC, must be 0). *Baseline:* a server starting on a fresh home, until it answers.
 
 ${changes}
 ## Notes from this run

@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HostBackend } from '../../src/main/terminal/backends/host-backend';
 import { onCleanup } from './cleanup';
 
 /**
@@ -23,6 +24,15 @@ export interface BenchServer {
   log(): string;
   /** The pid of the server's own tmux server (tmux backend), whose CPU is not in the server's. */
   tmuxPid(): number | null;
+  /** The pid of the PTY host serving this server's home (PTY host backend), whose CPU is not in the server's. */
+  hostPid(): number | null;
+  /** The working directory sessions start in. */
+  cwd: string;
+  /**
+   * Kills the server with SIGKILL, as a crash would, and leaves its home (and PTY host) for a
+   * successor: startServer({}, [], { home, cwd }) on the same home takes over, cleanup included.
+   */
+  crash(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -30,21 +40,25 @@ const REPO = join(__dirname, '..', '..');
 
 /**
  * Limits every case needs raised: 100 sessions at once, created faster than 120 a minute, many sockets.
- * And the backend pinned to node-pty (the architecture the figures are about; `auto` would pick tmux
- * wherever tmux is installed, so figures would change with the machine): cases that measure the tmux
+ * And the backend pinned to the PTY host (the default, `auto`; pinned so that a host that cannot start
+ * fails the case instead of quietly measuring node-pty in the server): cases that measure another
  * backend ask for it explicitly.
  */
+export type BenchBackend = 'host' | 'native' | 'tmux';
+
 export const BenchLimits: Record<string, string> = {
-  AIO_SHELL_BACKEND: 'native',
+  AIO_SHELL_BACKEND: 'host',
   AIO_SHELL_MAX_SESSIONS: '250',
   PTYDECK_MAX_CREATES_PER_MINUTE: '100000',
   PTYDECK_MAX_SOCKETS: '1000',
 };
 
 /** `nodeArgs`: extra flags for the server's node (e.g. --cpu-prof while investigating a figure). */
-export async function startServer(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchServer> {
-  const home = mkdtempSync(join(tmpdir(), 'ptydeck-bench-home-'));
-  const cwd = mkdtempSync(join(tmpdir(), 'ptydeck-bench-cwd-'));
+export async function startServer(env: Record<string, string> = {}, nodeArgs: string[] = [], reuse?: { home: string; cwd: string }): Promise<BenchServer> {
+  const home = reuse?.home ?? mkdtempSync(join(tmpdir(), 'ptydeck-bench-home-'));
+  const cwd = reuse?.cwd ?? mkdtempSync(join(tmpdir(), 'ptydeck-bench-cwd-'));
+  // A successor must not read its predecessor's runtime file as its own.
+  rmSync(join(home, 'runtime.json'), { force: true });
   const proc: ChildProcess = spawn(process.execPath, [...nodeArgs, join(REPO, 'bin', 'ptydeck.js'), 'serve', '--port', '0'], {
     cwd: REPO,
     env: {
@@ -73,8 +87,11 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
     const socket = join(home, 'tmux', 'server.sock');
     if (existsSync(socket)) spawnSync('tmux', ['-S', socket, 'kill-server'], { stdio: 'ignore', timeout: 5000 });
   };
+  // After a crash() the home belongs to the successor server: this one's cleanup must leave it alone.
+  let handedOver = false;
   const undo = onCleanup(
     async () => {
+      if (handedOver) return;
       if (proc.exitCode === null && proc.signalCode === null) {
         proc.kill('SIGTERM');
         const killer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
@@ -82,10 +99,15 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
         clearTimeout(killer);
       }
       killTmux();
+      // The PTY host keeps durable sessions for the next server by design: a case ends it with its server.
+      await new HostBackend(home).shutdownHost();
       rmSync(home, { recursive: true, force: true });
       rmSync(cwd, { recursive: true, force: true });
     },
     () => {
+      if (handedOver) return;
+      const host = hostPidOf(home);
+      if (host) process.kill(host, 'SIGKILL');
       proc.kill('SIGKILL');
       killTmux();
       rmSync(home, { recursive: true, force: true });
@@ -147,6 +169,23 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
       const pid = Number.parseInt(r.stdout ?? '', 10);
       return Number.isInteger(pid) && pid > 0 ? pid : null;
     },
+    hostPid: () => hostPidOf(home),
+    cwd,
+    async crash() {
+      proc.kill('SIGKILL');
+      await exited;
+      handedOver = true;
+      await undo();
+    },
     stop: undo,
   };
+}
+
+function hostPidOf(home: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(join(home, 'ptyhost', 'host.lock'), 'utf8'), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
 }

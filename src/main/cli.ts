@@ -1,29 +1,26 @@
 import { parseArgs } from 'node:util';
 import { isIP } from 'node:net';
-import { ConfigError, defaultHome, loadConfig } from './config';
 import { TokenError, TokenStore } from './api/auth';
-import { startPtydeck } from './app';
-import { ensureHome, readRuntimeFile, runtimeFilePath } from './home';
-import { runMcpBridge } from './mcp-bridge';
+import { defaultHome, ensureHome } from './home';
+import { findRunningServer } from './running-server';
 
 /**
  * `ptydeck`: the headless entry. Never imports electron.
  *
- *   ptydeck serve [--port N] [--host H] [--allowed-host NAME]   serve the API and the viewer
- *   ptydeck token create --name NAME | token list | token revoke NAME
- *   ptydeck list                                                sessions of the running server
- *   ptydeck url                                                 the viewer URL (with the admin token)
- *   ptydeck mcp [--agent NAME]                                  MCP on stdio, bridged to the running server
+ * Only what every command needs is imported up front; the server (`serve`) and the MCP bridge (`mcp`)
+ * load when asked for, so `token list` or `url` answer at once instead of loading node-pty, fastify
+ * and the MCP SDK first.
  */
 const USAGE = `usage: ptydeck <command>
 
   serve [--port N] [--host H] [--allowed-host NAME]   serve the API and the viewer (default 127.0.0.1:8791)
+  url [--api]                                         the running server's viewer URL (with the admin token); --api: its API base URL
+  token                                               the running server's admin token (what an agent sends as Bearer)
   token create --name NAME                            create an agent token (printed once)
   token list                                          list agent tokens
   token revoke NAME                                   revoke an agent token and close its sockets
   list                                                list the running server's sessions
   mcp [--agent NAME]                                  MCP server on stdio, bridged to the running server
-  url                                                 print the viewer URL of the running server
 
 environment: PTYDECK_HOME, PTYDECK_TOKEN, PTYDECK_PORT, AIO_SHELL_MAX_SESSIONS, AIO_SHELL_SESSION_TIMEOUT_SECS, AIO_SHELL_BACKEND`;
 
@@ -38,12 +35,8 @@ export async function main(argv: string[]): Promise<number> {
       return list();
     case 'mcp':
       return mcp(rest);
-    case 'url': {
-      const info = readRuntimeFile(defaultHome());
-      if (!info) return fail(`no running server found (${runtimeFilePath(defaultHome())} is missing)`);
-      console.log(info.viewerUrl);
-      return 0;
-    }
+    case 'url':
+      return url(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -66,20 +59,36 @@ async function serve(args: string[]): Promise<number> {
     options: { port: { type: 'string' }, host: { type: 'string' }, 'allowed-host': { type: 'string', multiple: true } },
     strict: true,
   });
-  const config = loadConfig({ port: values.port, host: values.host, allowedHosts: values['allowed-host'] });
+  const { ConfigError, loadConfig } = await import('./config');
+  const { startPtydeck } = await import('./app');
+  const { ServerRunningError } = await import('./server-lock');
+  let config;
+  try {
+    config = loadConfig({ port: values.port, host: values.host, allowedHosts: values['allowed-host'] });
+  } catch (err) {
+    if (err instanceof ConfigError) return fail(err.message);
+    throw err;
+  }
   if (!isLoopback(config.host)) {
     console.warn(`ptydeck: WARNING: listening on ${config.host}, not loopback: anyone who can reach this address and holds a token gets a shell.`);
   }
-  const app = await startPtydeck(config);
+  let app;
+  try {
+    app = await startPtydeck(config);
+  } catch (err) {
+    if (err instanceof ServerRunningError) return fail(err.message, 1);
+    throw err;
+  }
   console.log(`ptydeck: serving the API at ${app.server.url}`);
   console.log(`ptydeck: credential and URL written to ${app.runtimeFile} (readable only by you)`);
   console.log(`ptydeck: open the viewer: ${app.viewerLoginUrl}`);
   let stopping = false;
+  const running = app;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    console.log(`ptydeck: ${signal}: closing ${app.manager.size} session(s)`);
-    void app.stop().then(() => process.exit(0));
+    console.log(`ptydeck: ${signal}: ${describeShutdown(running.manager.shutdownPlan())}`);
+    void running.stop().then(() => process.exit(0));
     // A teardown that hangs must not keep the server alive: the exit handler kills what is left.
     setTimeout(() => process.exit(0), 8000).unref();
   };
@@ -89,8 +98,39 @@ async function serve(args: string[]): Promise<number> {
   return new Promise<number>(() => undefined);
 }
 
-function token(args: string[]): number {
+/** "ending 1 session (a); keeping 2 tmux sessions running (b, c): ..." — what a stop does, by name. */
+export function describeShutdown(plan: { ending: { id: string }[]; kept: { id: string }[] }): string {
+  const names = (list: { id: string }[]) => {
+    const shown = list.slice(0, 8).map((s) => s.id);
+    return shown.join(', ') + (list.length > shown.length ? `, and ${list.length - shown.length} more` : '');
+  };
+  const n = (count: number, what: string) => `${count} ${what}${count === 1 ? '' : 's'}`;
+  const parts: string[] = [];
+  const one = (list: unknown[], single: string, plural: string) => (list.length === 1 ? single : plural);
+  if (plan.ending.length) parts.push(`ending ${n(plan.ending.length, 'session')} and ${one(plan.ending, 'its', 'their')} processes (${names(plan.ending)})`);
+  if (plan.kept.length) {
+    parts.push(`keeping ${n(plan.kept.length, 'tmux session')} running (${names(plan.kept)}): ${one(plan.kept, 'it comes', 'they come')} back when ptydeck starts again`);
+  }
+  return parts.length ? parts.join('; ') : 'stopping (no sessions open)';
+}
+
+async function url(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { api: { type: 'boolean' } }, strict: true });
+  const server = await findRunningServer(defaultHome());
+  if (!server.found) return fail(server.why, 1);
+  console.log(values.api ? server.info.url : server.info.viewerUrl);
+  return 0;
+}
+
+async function token(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
+  if (sub === undefined) {
+    // The running server's admin token: it is the one that server accepts (PTYDECK_TOKEN may override the stored one).
+    const server = await findRunningServer(defaultHome());
+    if (!server.found) return fail(server.why, 1);
+    console.log(server.info.token);
+    return 0;
+  }
   const home = ensureHome(defaultHome());
   const store = new TokenStore(home, process.env.PTYDECK_TOKEN || null);
   try {
@@ -114,14 +154,15 @@ function token(args: string[]): number {
     if (err instanceof TokenError) return fail(err.message, 1);
     throw err;
   }
-  return fail(`token needs create, list or revoke\n\n${USAGE}`);
+  return fail(`token takes create, list or revoke (or nothing, for the admin token)\n\n${USAGE}`);
 }
 
 async function list(): Promise<number> {
-  const info = readRuntimeFile(defaultHome());
-  if (!info) return fail(`no running server found (${runtimeFilePath(defaultHome())} is missing)`);
-  const res = await fetch(`${info.url}/v2/pty/sessions`, { headers: { Authorization: `Bearer ${info.token}` } }).catch(() => null);
-  if (!res || !res.ok) return fail(`the server at ${info.url} did not answer`, 1);
+  const server = await findRunningServer(defaultHome());
+  if (!server.found) return fail(server.why, 1);
+  const { url, token } = server.info;
+  const res = await fetch(`${url}/v2/pty/sessions`, { headers: { Authorization: `Bearer ${token}` } }).catch(() => null);
+  if (!res || !res.ok) return fail(`the server at ${url} did not answer${res ? ` (HTTP ${res.status})` : ''}`, 1);
   const body = (await res.json()) as { data: { sessions: Record<string, { owner: string; status: string; working_dir: string; current_command: string | null }> } };
   const rows = Object.entries(body.data.sessions);
   if (!rows.length) console.log('no sessions');
@@ -131,12 +172,17 @@ async function list(): Promise<number> {
 
 async function mcp(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { agent: { type: 'string' }, url: { type: 'string' } }, strict: true });
-  const info = readRuntimeFile(defaultHome());
-  const url = values.url ?? process.env.PTYDECK_URL ?? info?.url;
   // An agent's own token if it has one; else the admin token from the runtime file, acting as --agent.
   const agentToken = process.env.PTYDECK_AGENT_TOKEN;
-  const token = agentToken || info?.token;
-  if (!url || !token) return fail(`no running server found (${runtimeFilePath(defaultHome())} is missing): start one with \`ptydeck serve\` or set PTYDECK_URL and PTYDECK_AGENT_TOKEN`);
+  let url = values.url ?? process.env.PTYDECK_URL;
+  let token = agentToken;
+  if (!url || !token) {
+    const server = await findRunningServer(defaultHome());
+    if (!server.found) return fail(`${server.why}; or set PTYDECK_URL and PTYDECK_AGENT_TOKEN`);
+    url ??= server.info.url;
+    token ??= server.info.token;
+  }
+  const { runMcpBridge } = await import('./mcp-bridge');
   await runMcpBridge({ url, token, agent: agentToken ? undefined : (values.agent ?? process.env.PTYDECK_AGENT_NAME ?? 'mcp') });
   return 0;
 }
@@ -152,7 +198,6 @@ export function run(argv: string[]): void {
       if (code !== 0) process.exit(code);
     },
     (err) => {
-      if (err instanceof ConfigError) process.exit(fail(err.message));
       const e = err as NodeJS.ErrnoException;
       if (e?.code === 'EADDRINUSE') process.exit(fail(`port is already in use (${e.message}); pass --port N, or --port 0 for any free port`, 1));
       if (e?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || e?.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') process.exit(fail(e.message));

@@ -1,6 +1,6 @@
-import { homedir, platform } from 'node:os';
-import { join } from 'node:path';
+import { defaultHome } from './home';
 import { defaultManagerConfig, type ManagerConfig } from './terminal/manager';
+import { parseTimelineSettings, type TimelineSettings } from './timeline/settings';
 
 /**
  * Flags and environment in one place. AIO's own variables are honoured so that a deployment written
@@ -14,7 +14,7 @@ export interface ServerConfig {
   home: string;
   /** The admin (person's) token from PTYDECK_TOKEN, else generated once and kept in the home directory. */
   tokenFromEnv: string | null;
-  backend: 'auto' | 'tmux' | 'native';
+  backend: 'auto' | 'host' | 'tmux' | 'native';
   manager: ManagerConfig;
   /** Where the built viewer lives; null serves a notice instead. */
   viewerDir: string | null;
@@ -24,6 +24,8 @@ export interface ServerConfig {
    * connected for this long, the floor returns to the agent (a floor held by nobody locks the agent out).
    */
   floorLeaseSecs: number;
+  /** The timeline and recordings (src/main/timeline/settings.ts). */
+  timeline: TimelineSettings;
 }
 
 /** default: PTYDECK_FLOOR_LEASE_SECS. A minute covers a page reload, a server restart or a brief network drop. */
@@ -39,13 +41,11 @@ export interface Limits {
 
 export const DefaultPort = 8791;
 
-export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.PTYDECK_HOME) return env.PTYDECK_HOME;
-  if (platform() === 'darwin') return join(homedir(), 'Library', 'Application Support', 'ptydeck');
-  return join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'ptydeck');
-}
+export { defaultHome };
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 function intFrom(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
@@ -62,8 +62,8 @@ export interface Flags {
 
 export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const backend = (env.AIO_SHELL_BACKEND || 'auto').toLowerCase();
-  if (backend !== 'auto' && backend !== 'tmux' && backend !== 'native') {
-    throw new ConfigError(`AIO_SHELL_BACKEND must be auto, tmux or native (got ${JSON.stringify(env.AIO_SHELL_BACKEND)})`);
+  if (backend !== 'auto' && backend !== 'host' && backend !== 'tmux' && backend !== 'native') {
+    throw new ConfigError(`AIO_SHELL_BACKEND must be auto, host, tmux or native (got ${JSON.stringify(env.AIO_SHELL_BACKEND)})`);
   }
   const defaults = defaultManagerConfig();
   const manager: ManagerConfig = {
@@ -71,6 +71,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     maxSessions: intFrom('AIO_SHELL_MAX_SESSIONS', env.AIO_SHELL_MAX_SESSIONS, defaults.maxSessions, 1, 10000),
     idleTimeoutSecs: intFrom('AIO_SHELL_SESSION_TIMEOUT_SECS', env.AIO_SHELL_SESSION_TIMEOUT_SECS, defaults.idleTimeoutSecs, 1, 365 * 86400),
     logBytes: intFrom('PTYDECK_LOG_BYTES', env.PTYDECK_LOG_BYTES, defaults.logBytes, 64 * 1024, 1024 * 1024 * 1024),
+    memoryBudgetBytes: intFrom('PTYDECK_MEMORY_BUDGET_BYTES', env.PTYDECK_MEMORY_BUDGET_BYTES, defaults.memoryBudgetBytes, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     teardownGraceMs: intFrom('PTYDECK_TEARDOWN_GRACE_MS', env.PTYDECK_TEARDOWN_GRACE_MS, defaults.teardownGraceMs, 0, 60000),
     shell: env.PTYDECK_SHELL || undefined,
     defaultCwd: env.PTYDECK_CWD || defaults.defaultCwd,
@@ -92,5 +93,6 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
       socketsPerPrincipal: intFrom('PTYDECK_MAX_SOCKETS', env.PTYDECK_MAX_SOCKETS, 64, 1, 100000),
       createsPerMinute: intFrom('PTYDECK_MAX_CREATES_PER_MINUTE', env.PTYDECK_MAX_CREATES_PER_MINUTE, 120, 1, 1000000),
     },
+    timeline: parseTimelineSettings(env, intFrom, (m) => new ConfigError(m)),
   };
 }

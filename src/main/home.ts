@@ -1,6 +1,14 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir, platform } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+
+/** Where ptydeck keeps its credentials and state: PTYDECK_HOME, else the platform's state directory. */
+export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.PTYDECK_HOME) return env.PTYDECK_HOME;
+  if (platform() === 'darwin') return join(homedir(), 'Library', 'Application Support', 'ptydeck');
+  return join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'ptydeck');
+}
 
 /**
  * ptydeck's home directory holds secrets (tokens) and state. It is created 0700 and every file in it is

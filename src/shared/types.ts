@@ -11,7 +11,7 @@ export type WaitReason = 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_e
 
 export type FloorMode = 'watch' | 'type' | 'takeover';
 export type Controller = 'agent' | 'person';
-export type BackendKind = 'native' | 'tmux' | 'pipe';
+export type BackendKind = 'native' | 'tmux' | 'host' | 'pipe';
 
 /** Where the shell is: starting up, waiting at its prompt, running something, or gone. */
 export type ShellState = 'starting' | 'prompt' | 'busy' | 'exited';
@@ -81,7 +81,7 @@ export interface SessionSummary {
   attached: number;
   /** Of those, the person's viewers (terminal tabs showing this session). */
   viewers: number;
-  /** Survives a restart of ptydeck (tmux backend). */
+  /** Survives a restart of ptydeck (PTY host or tmux backend). */
   durable: boolean;
   /** Was taken back after ptydeck restarted (it kept running while ptydeck was down). */
   restored: boolean;

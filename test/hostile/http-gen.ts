@@ -243,11 +243,53 @@ export const ROUTES: Route[] = [
   { name: 'pause', method: 'POST', path: '/api/pause', role: 'floor', fields: [kept('agent', { t: 'dormantAgent' })] },
   { name: 'resume', method: 'POST', path: '/api/resume', role: 'floor', fields: [kept('agent', { t: 'dormantAgent' })] },
   { name: 'interrupt agent', method: 'POST', path: '/api/interrupt', role: 'floor', fields: [kept('agent', { t: 'dormantAgent' })] },
+  // timeline and recordings (src/main/timeline)
+  { name: 'timeline', method: 'GET', path: '/api/sessions/:id/timeline', role: 'read', target: 'param', query: (rng) => timelineQuery(rng, false) },
+  { name: 'recording', method: 'GET', path: '/api/sessions/:id/recording', role: 'read', target: 'param' },
+  { name: 'audit', method: 'GET', path: '/api/audit', role: 'list', query: (rng) => timelineQuery(rng, true) },
+  { name: 'recordings list', method: 'GET', path: '/api/recordings', role: 'list' },
+  { name: 'recording by key', method: 'GET', path: '/api/recordings/:key', role: 'list' },
+  { name: 'recording timeline by key', method: 'GET', path: '/api/recordings/:key/timeline', role: 'list', query: (rng) => timelineQuery(rng, false) },
+  { name: 'recording delete', method: 'DELETE', path: '/api/recordings/:key', role: 'list' },
   { name: 'token create', method: 'POST', path: '/api/tokens', role: 'tokens', fields: [req('name', { t: 'tokenName' })] },
   { name: 'token list', method: 'GET', path: '/api/tokens', role: 'tokens' },
   { name: 'token revoke', method: 'DELETE', path: '/api/tokens/:name', role: 'tokens' },
   { name: 'login', method: 'POST', path: '/api/login', role: 'public', fields: [req('token', { t: 'loginToken' })] },
 ];
+
+/** `since`, `limit` (and `agent` on /api/audit): valid values, and ones certainly invalid. */
+function timelineQuery(rng: Rng, audit: boolean): { q: string; invalid: string[]; uncertain: boolean } {
+  const options: [number, { q: string; invalid: string[]; uncertain: boolean }][] = [
+    [3, { q: '', invalid: [], uncertain: false }],
+    [2, { q: `?since=${rng.int(0, 1e6)}`, invalid: [], uncertain: false }],
+    [1, { q: '?since=2026-01-01T00:00:00Z', invalid: [], uncertain: false }],
+    [1, { q: `?limit=${rng.int(1, 5000)}`, invalid: [], uncertain: false }],
+    [1, { q: '?since=-1', invalid: ['since'], uncertain: false }],
+    [1, { q: '?since=yesterday', invalid: ['since'], uncertain: false }],
+    [1, { q: '?since=1e999', invalid: ['since'], uncertain: false }],
+    [1, { q: `?since=${'9'.repeat(40)}`, invalid: ['since'], uncertain: false }],
+    [1, { q: '?since=1&since=2', invalid: ['since'], uncertain: false }],
+    [1, { q: '?since=%00', invalid: ['since'], uncertain: false }],
+    [1, { q: '?since=2026-13-45T99:99:99Z', invalid: ['since'], uncertain: false }],
+    [1, { q: '?limit=0', invalid: ['limit'], uncertain: false }],
+    [1, { q: '?limit=5001', invalid: ['limit'], uncertain: false }],
+    [1, { q: '?limit=abc', invalid: ['limit'], uncertain: false }],
+    [1, { q: '?limit=1.5', invalid: ['limit'], uncertain: false }],
+    [1, { q: '?since[]=1', invalid: [], uncertain: true }],
+    [1, { q: '?__proto__[polluted]=yes', invalid: [], uncertain: true }],
+  ];
+  if (audit) {
+    options.push(
+      [2, { q: `?agent=${rng.pick(['mallory', 'admin', 'nobody-here', 'claude'])}`, invalid: [], uncertain: false }],
+      [1, { q: `?agent=${rng.pick(['..%2F..', '%00', 'a%20b', '-x', 'x'.repeat(70), '%E2%98%83'])}`, invalid: ['agent'], uncertain: false }],
+      [1, { q: '?agent=mallory&agent=admin', invalid: ['agent'], uncertain: false }],
+    );
+  }
+  return rng.weighted(options);
+}
+
+/** Recording keys for `:key`: well-formed ones that name nothing, and hostile ones. */
+const RECORDING_KEYS = ['mabc1234-abcdef', 'zzzzzzzz-000000', '..', '%2e%2e', '..%2F..%2Ftokens.json', 'a%00b', '%00', 'x'.repeat(300), '%ZZ', '__proto__', 'constructor', '*', 'mabc1234-abcdef.cast', 'MABC1234-ABCDEF', '%0D%0ASet-Cookie%3A%20x%3Dy'];
 
 const PUBLIC_PATHS = [/^\/health$/, /^\/v1\/ping$/, /^\/$/, /^\/terminal$/, /^\/assets\//, /^\/favicon\.(ico|svg)$/, /^\/api\/login$/];
 export const isPublicPath = (target: string): boolean => PUBLIC_PATHS.some((re) => re.test(target.split('?')[0]));
@@ -897,7 +939,7 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
   if (rng.chance(0.08)) {
     // An unknown route or a method a route does not have.
     const method = rng.pick(METHODS);
-    let path = rng.chance(0.5) ? rng.pick(UNKNOWN_PATHS) : rng.pick(ROUTES).path.replace(':id', 'h-1').replace(':name', 'x');
+    let path = rng.chance(0.5) ? rng.pick(UNKNOWN_PATHS) : rng.pick(ROUTES).path.replace(':id', 'h-1').replace(':name', 'x').replace(':key', 'mabc1234-abcdef');
     // DELETE /v1/shell/sessions closes every session the caller sees: the admin would close the live ones.
     if (path === '/v1/shell/sessions' && method === 'DELETE') path = '/v1/shell/sessions/stats';
     const cred = credential(who, rng, w, { dialect: dialectOf(path) });
@@ -925,11 +967,17 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
   let queryUncertain = false;
   if (route.path.includes(':id')) path = path.replace(':id', target!.segment ?? encodeURIComponent(target!.id));
   if (route.path.includes(':name')) path = path.replace(':name', rng.pick(['nobody-here', '..%2F..', 'alice%00', '__proto__', 'x'.repeat(70), 'h-none']));
+  if (route.path.includes(':key')) {
+    const key = rng.pick(RECORDING_KEYS);
+    path = path.replace(':key', key);
+    // A malformed key (bad percent-encoding, over-long) is refused before the query is read.
+    if (!/^[0-9a-z]{6,12}-[0-9a-f]{6}$/.test(key)) queryUncertain = true;
+  }
   if (route.query) {
     const q = route.query(rng);
     path += q.q;
     queryInvalid = q.invalid;
-    queryUncertain = q.uncertain;
+    queryUncertain ||= q.uncertain;
   }
   let targetUsed = true;
   if (route.name === 'v1 terminal-url') {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { truncateOutput } from '../terminal/commands';
-import { SessionConstants } from '../terminal/constants';
+import { CommandConstants, SessionConstants } from '../terminal/constants';
 import { SendConstants } from '../terminal/send';
 import { utf8Tail } from '../terminal/utf8';
 import { actorOf, type Principal } from './auth';
@@ -88,11 +88,17 @@ export class AgentOps {
   async send(id: string, args: z.infer<typeof SendArgs>) {
     const s = this.session(id);
     checkInputSize(this.ctx, args.text);
-    const r = await s.send({ text: args.text, submit: args.submit ?? true, timeoutMs: args.timeout_ms, idleMs: args.idle_ms, writer: this.actor });
+    // "" types nothing and presses nothing unless asked: it watches (pressing Enter would answer a prompt).
+    const submit = args.submit ?? args.text !== '';
+    const r = await s.send({ text: args.text, submit, timeoutMs: args.timeout_ms, idleMs: args.idle_ms, writer: this.actor });
     return {
       viewport: r.viewport,
       wait_reason: r.waitReason,
-      session_status: r.sessionStatus.kind === 'running' ? { kind: 'running' as const } : { kind: 'exited' as const, exit_code: r.sessionStatus.exitCode, signal: r.sessionStatus.signal },
+      at_shell_prompt: r.atShellPrompt,
+      session_status:
+        r.sessionStatus.kind === 'shell_alive'
+          ? { kind: 'shell_alive' as const }
+          : { kind: 'shell_exited' as const, exit_code: r.sessionStatus.exitCode, signal: r.sessionStatus.signal },
       truncated: r.truncated,
       detector: r.detector,
     };
@@ -103,10 +109,14 @@ export class AgentOps {
     const timeoutSecs = (args.timeout_ms ?? SendConstants.TimeoutMs) / 1000;
     const { record, outcome } = await s.exec(args.command, { timeoutSecs, noChangeTimeoutSecs: 0, writer: this.actor });
     const running = outcome === 'timeout';
+    const full = s.commands.outputText(record);
+    const output = truncateOutput(full);
     return {
       status: running ? 'running' : record.status,
       exit_code: !running && record.status === 'completed' ? record.exitCode : null,
-      output: truncateOutput(s.commands.outputText(record)),
+      output,
+      // The middle was cut (here, or already when the log was rendered): terminal_read pages through the rest.
+      truncated: output !== full || full.includes(CommandConstants.TruncationNotice),
     };
   }
 
@@ -116,8 +126,10 @@ export class AgentOps {
 
   signal(id: string, args: z.infer<typeof SignalArgs>) {
     const s = this.session(id);
-    const r = s.signalForeground(args.signal, this.actor);
+    // Only a running program is signalled: at the prompt the foreground group is the shell's own.
+    const r = s.signalForeground(args.signal, this.actor, { programOnly: true });
     if (r.refused) throw new ApiError(400, `${args.signal} refused: ${r.refused}`, 'SIGNAL_REFUSED');
+    if (r.noProgram) return { delivered: false, target_pgid: null, reason: 'no program is running: the shell waits at its prompt, and the shell itself is never signalled (close the terminal to end it)' };
     return { delivered: r.delivered, target_pgid: r.targetPgid };
   }
 

@@ -5,6 +5,7 @@ import type { Session } from '../terminal/session';
 import { incompleteTailLength, leadingContinuationLength } from '../terminal/utf8';
 import { actorOf } from './auth';
 import { ApiError } from './errors';
+import { outputJsonFrame } from './json-frame';
 import type { ApiContext, Door, UpgradeRequest, WsRoute } from './server';
 import { asBuffer, asText, attachCursor, isOpen, jsonObject, keepalive, sendJson, sendRaw } from './ws-util';
 
@@ -195,8 +196,7 @@ async function serveTerminal(up: UpgradeRequest, session: Session, q: AttachQuer
   sendJson(ws, { type: 'ready', session_id: session.id, transport: q.transport, backend: session.backendKind, resumed });
 
   const json = q.transport === 'json';
-  const sendBytes = (payload: Buffer, flushed: () => void): void =>
-    json ? sendRaw(ws, JSON.stringify({ type: 'output', data: payload.toString('utf8') }), flushed) : sendRaw(ws, payload, flushed);
+  const sendBytes = (payload: Buffer, flushed: () => void): void => (json ? sendRaw(ws, outputJsonFrame(payload), flushed, true) : sendRaw(ws, payload, flushed));
 
   let from: number;
   const restoring = q.durable && q.restore && resumed;
@@ -234,6 +234,7 @@ async function serveTerminal(up: UpgradeRequest, session: Session, q: AttachQuer
   const attached = attachCursor(session, ws, {
     from,
     wholeCharacters: json,
+    holdsBackTerminal: true,
     send: (payload, _channel, at, flushed) => {
       // A restored socket moves the mark as it delivers: the next reconnect gets only what it missed.
       if (restoring) relay.restoreMark = Math.max(relay.restoreMark, at + payload.length);

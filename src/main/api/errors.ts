@@ -4,6 +4,7 @@ import { IdTakenError, InvalidRequestError, SessionLimitError } from '../termina
 import { UnsupportedError } from '../terminal/session';
 import { SendActiveError } from '../terminal/send';
 import { TmuxUnavailableError } from '../terminal/backends/tmux';
+import { HostUnavailableError } from '../terminal/host/host-client';
 
 /**
  * Every refusal is an ApiError: a status, a stable code, and a message that says what was wrong.
@@ -76,7 +77,7 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof IdTakenError) return new ApiError(400, err.message, 'ID_TAKEN');
   if (err instanceof InvalidRequestError) return new ApiError(400, err.message, 'INVALID_REQUEST');
   if (err instanceof UnsupportedError) return new ApiError(400, err.message, 'NOT_SUPPORTED');
-  if (err instanceof TmuxUnavailableError) return new ApiError(503, err.message, 'UNAVAILABLE');
+  if (err instanceof TmuxUnavailableError || err instanceof HostUnavailableError) return new ApiError(503, err.message, 'UNAVAILABLE');
   if (err instanceof SendActiveError) return new ApiError(409, err.message, 'SEND_ACTIVE');
   const e = err as { code?: string; statusCode?: number; message?: string };
   switch (e?.code) {

@@ -188,6 +188,7 @@ function serveExecd(session: Session, ws: WebSocket, since: number, principal: P
   cursor = attachCursor(session, ws, {
     from: end,
     wholeCharacters: false,
+    holdsBackTerminal: true,
     send: (payload, channel, at, flushed) => {
       if (resumeWithReplay) {
         resumeWithReplay = false;

@@ -15,15 +15,19 @@ import type { ApiContext, Door } from './server';
 export const MCP_INSTRUCTIONS = `Persistent terminals (real bash in a real PTY) that a person may be watching and can take over.
 Open one with terminal_open, then drive it with terminal_send (interactive: returns when the program waits) or terminal_exec (one shell command: returns its exit code and output).
 Every terminal_send result has a wait_reason; always read it before deciding what to do next:
-- stdin_read: the program is blocked reading the terminal right now (a shell prompt, ">>> ", "Password:", "[y/N]"). It is waiting for you: send your answer.
-- inferred_idle: nothing was printed for a while, but nothing is reading the terminal either. The program may still be working (a long build) or stuck; it is NOT waiting for input. Send "" with a longer timeout_ms to keep watching, terminal_read to look back, or terminal_signal SIGINT to stop it.
+- stdin_read: the program is blocked reading the terminal right now (">>> ", "Password:", "[y/N]"), or no program runs and the shell waits at its prompt (at_shell_prompt: true). It is waiting for you: send your answer, or your next command.
+- inferred_idle: nothing was printed for a while, but nothing is reading the terminal either. The program may still be working (a long build) or stuck; it is NOT waiting for input. Send "" (types nothing) with a longer timeout_ms to keep watching, terminal_read to look back, or terminal_signal SIGINT to stop it.
 - timeout: timeout_ms ran out while the program was still busy printing or working. Same choices as inferred_idle.
 - session_exit: the shell itself exited (for example after "exit"); the terminal is gone; open a new one.
+session_status is about the shell only: shell_alive means the terminal is usable, not that a program is running (at_shell_prompt says that).
+Results are compact JSON (the same object is in structuredContent).
 If a call fails with "A person has taken control", a human is using the terminal: wait and retry later, do not try to work around it.`;
 
 const SESSION_ID = z.string().min(1).max(128).describe('The session_id returned by terminal_open (or listed by terminal_list).');
 
-const result = (data: unknown) => ({ content: [{ type: 'text' as const, text: JSON.stringify(data, null, 2) }], structuredContent: data as Record<string, unknown> });
+// Compact: a model pays for every byte it reads. The text is the JSON the MCP spec asks for next to
+// structuredContent; a client hands its model one or the other.
+const result = (data: unknown) => ({ content: [{ type: 'text' as const, text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> });
 const failure = (err: unknown) => {
   const api = toApiError(err);
   return { isError: true, content: [{ type: 'text' as const, text: `${api.message} (${api.status} ${api.code})` }], structuredContent: renderError('native', api) as Record<string, unknown> };
@@ -77,14 +81,17 @@ export function buildMcpServer(ctx: ApiContext, principal: Principal): McpServer
       title: 'Type into a terminal',
       description:
         'Type text into the terminal (Enter is pressed after it unless submit is false) and wait until the program waits for input, goes quiet, times out, or the shell exits. Use it for anything interactive: answering prompts, REPLs (python3, node, psql), TUIs, password or confirmation questions. ' +
-        'Returns {viewport, wait_reason, session_status, truncated}. viewport is what changed on the screen as a terminal renders it (a \\r progress bar shows its last state; a full-screen program shows its whole screen). ' +
-        'wait_reason: "stdin_read" = the program is blocked reading the terminal and waits for you (answer it); "inferred_idle" = quiet but NOT reading input (still working or stuck: wait longer, read, or interrupt); "timeout" = still busy when timeout_ms ran out; "session_exit" = the shell exited. ' +
+        'text "" types nothing (and presses no Enter unless submit is true): it watches, and answers at once when the program already waits for input or the shell waits at its prompt. ' +
+        'Returns {viewport, wait_reason, at_shell_prompt, session_status, truncated, detector}. viewport is what changed on the screen as a terminal renders it (a \\r progress bar shows its last state; a full-screen program shows its whole screen). ' +
+        'wait_reason: "stdin_read" = the program is blocked reading the terminal and waits for you (answer it), or the shell waits at its prompt; "inferred_idle" = quiet but NOT reading input (still working or stuck: wait longer, read, or interrupt); "timeout" = still busy when timeout_ms ran out; "session_exit" = the shell exited. ' +
+        'at_shell_prompt: true when no program runs and the shell waits for a command. session_status: {kind: "shell_alive"} while the shell lives (whether or not a program runs in it), {kind: "shell_exited", exit_code, signal} after. ' +
         'Control keys: send "\\u0003" with submit false for Ctrl-C, "\\u0004" for Ctrl-D, "\\u001b" for Escape. One send at a time per terminal.',
       inputSchema: {
         session_id: SESSION_ID,
         text: SendArgs.shape.text.describe('What to type. Escape sequences and control characters are sent verbatim.'),
-        submit: SendArgs.shape.submit.describe('Press Enter after the text (default true).'),
+        submit: SendArgs.shape.submit.describe('Press Enter after the text (default true; false when text is "").'),
         timeout_ms: SendArgs.shape.timeout_ms.describe('Give up waiting after this many milliseconds (default 30000).'),
+        idle_ms: SendArgs.shape.idle_ms.describe('Quiet this long (after some output) counts as inferred_idle (default 3000); raise it for programs that pause before they ask.'),
       },
     },
     ({ session_id, ...args }) => tool(() => ops.send(session_id, args)),
@@ -95,7 +102,7 @@ export function buildMcpServer(ctx: ApiContext, principal: Principal): McpServer
     {
       title: 'Run one shell command',
       description:
-        'Run one shell command at the terminal\'s prompt and return {status, exit_code, output} when it ends. output is the command\'s text as a person would read it (combined stdout and stderr, no echo, no escape sequences). cd and export persist for later calls. Use terminal_send instead for programs that ask questions or stay open. If status is "running", timeout_ms ran out and the command goes on: follow it with terminal_send "" or terminal_read.',
+        'Run one shell command at the terminal\'s prompt and return {status, exit_code, output, truncated} when it ends. output is the command\'s text as a person would read it (combined stdout and stderr, no echo, no escape sequences); above 30,000 bytes only its first and last 15,000 are kept and truncated is true (terminal_read pages through the rest). cd and export persist for later calls. Use terminal_send instead for programs that ask questions or stay open. If status is "running", timeout_ms ran out and the command goes on: follow it with terminal_send "" or terminal_read.',
       inputSchema: {
         session_id: SESSION_ID,
         command: ExecArgs.shape.command.describe('The shell command line, e.g. "make test" or "cd src && ls -la".'),
@@ -125,7 +132,7 @@ export function buildMcpServer(ctx: ApiContext, principal: Principal): McpServer
     {
       title: 'Signal the running program',
       description:
-        'Send a signal to the terminal\'s foreground process group as it is right now (the program running in it, never the shell at its prompt): SIGINT to interrupt (like Ctrl-C), SIGTSTP to suspend, SIGTERM or SIGHUP to ask it to end, SIGKILL to force it. SIGKILL aimed at the shell itself is refused: close the terminal instead. Returns {delivered, target_pgid}.',
+        'Send a signal to the program running in the terminal (its foreground process group as it is right now): SIGINT to interrupt (like Ctrl-C), SIGTSTP to suspend, SIGTERM or SIGHUP to ask it to end, SIGKILL to force it. Returns {delivered: true, target_pgid}. The shell itself is never signalled: when no program runs (the shell waits at its prompt) nothing is sent and the answer is {delivered: false, target_pgid: null, reason}. To end the shell, close the terminal.',
       inputSchema: { session_id: SESSION_ID, signal: SignalArgs.shape.signal.describe('Which signal.') },
     },
     ({ session_id, ...args }) => tool(() => ops.signal(session_id, args)),
@@ -145,7 +152,7 @@ export function buildMcpServer(ctx: ApiContext, principal: Principal): McpServer
     'terminal_list',
     {
       title: 'List terminals',
-      description: 'List your open terminals with their state: shellState (prompt, busy, exited), the running or last command with its exit code, waitingForInput, and controller ("person" while a human has taken over).',
+      description: 'List your open terminals with their state: shellState ("prompt": the shell waits for a command, "busy": a command runs, "exited"), the running or last command with its exit code, waitingForInput, and controller ("person" while a human has taken over).',
       inputSchema: {},
     },
     () => tool(() => ({ sessions: ops.list() })),

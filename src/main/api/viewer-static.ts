@@ -3,7 +3,7 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from './errors';
-import { VIEWER_COOKIE, viewerCookieValue } from './guards';
+import { authenticate, VIEWER_COOKIE, viewerCookieValue } from './guards';
 import type { ApiContext, Door } from './server';
 import { bodyObject, parse } from './validate';
 
@@ -69,6 +69,28 @@ export function viewerStaticDoor(viewerDir: string | null): Door {
         if (!file.startsWith(join(viewerDir, 'assets') + sep) || !existsSync(file) || !statSync(file).isFile()) throw new ApiError(404, `No asset ${rel}`);
         reply.header('Cache-Control', 'public, max-age=31536000, immutable');
         return reply.type(TYPES[extname(file)] ?? 'application/octet-stream').send(readFileSync(file));
+      });
+
+      // The viewer's icon (the build copies src/renderer/public/ next to index.html).
+      for (const name of ['favicon.ico', 'favicon.svg']) {
+        app.get(`/${name}`, async (_req, reply) => {
+          const file = viewerDir ? join(viewerDir, name) : null;
+          if (!file || !existsSync(file)) throw new ApiError(404, `No ${name}: the viewer is not built`);
+          reply.header('Cache-Control', 'public, max-age=86400');
+          return reply.type(TYPES[extname(name)]).send(readFileSync(file));
+        });
+      }
+
+      // Whether this page is signed in, asked before it shows anything: a 200 either way, because a 401
+      // here is the expected answer for a fresh browser, and browsers log every 401 as a console error.
+      app.get('/api/login', async (req) => {
+        try {
+          const p = authenticate(req.raw, ctx.tokens, { upgrade: false, execd: false });
+          return { signedIn: true, principal: p.name, kind: p.kind };
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 401) return { signedIn: false };
+          throw err;
+        }
       });
 
       app.post('/api/login', async (req, reply) => {

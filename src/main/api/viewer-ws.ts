@@ -132,7 +132,10 @@ async function serveView(session: Session, ws: WebSocket): Promise<void> {
         case 'ack':
           if (typeof frame.bytes !== 'number' || !(frame.bytes >= 0)) throw new ApiError(400, 'ack needs a non-negative number of bytes');
           acked = Math.min(sent, acked + frame.bytes);
-          cursor?.pump();
+          // Resume a viewer held at its window only once half of the window is free: resuming on every
+          // small ack would send the backlog in as many small frames as acks (and new output waits for
+          // the hub's next batch anyway).
+          if (cursor?.isBlocked && sent - acked <= ViewerFlowControl.HighWatermarkBytes / 2) cursor.pump();
           return;
         default:
           throw new ApiError(400, `unknown frame type ${JSON.stringify(frame.type)}`);

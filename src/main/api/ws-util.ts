@@ -39,13 +39,16 @@ export function sendJson(ws: WebSocket, frame: unknown, cb?: () => void): void {
   });
 }
 
-/** Sends and reports when the bytes left for the kernel; a failed or closed socket counts as flushed. */
-export function sendRaw(ws: WebSocket, data: Buffer | string, flushed: () => void): void {
+/**
+ * Sends and reports when the bytes left for the kernel; a failed or closed socket counts as flushed.
+ * A Buffer goes as a binary frame, unless `text` (bytes that are already UTF-8 JSON, see json-frame.ts).
+ */
+export function sendRaw(ws: WebSocket, data: Buffer | string, flushed: () => void, text = typeof data === 'string'): void {
   if (!isOpen(ws)) {
     flushed();
     return;
   }
-  ws.send(data, { binary: typeof data !== 'string' }, () => flushed());
+  ws.send(data, { binary: !text }, () => flushed());
 }
 
 export function asText(data: RawData): string {

@@ -20,6 +20,18 @@ export const StreamConstants = {
   /** A socket with this many bytes handed to the kernel but not yet flushed is not sent more until it drains below the low mark. */
   SocketHighWatermarkBytes: 1024 * 1024,
   SocketLowWatermarkBytes: 256 * 1024,
+  /**
+   * An agent's socket this far behind the log (capped at a quarter of it) holds the terminal back when
+   * its PTY is read in another process (the PTY host) until it is within ThrottleResumeBytes again, as a
+   * slow reader of a real terminal would: otherwise the host reads far faster than the client takes, and
+   * the log drops bytes the client never got. In-process node-pty needs none: it shares the thread.
+   */
+  ThrottleAboveBytes: 4 * 1024 * 1024,
+  ThrottleResumeBytes: 1024 * 1024,
+  /** A reader that took nothing for this long has stalled: it holds nothing back (the shell runs on without it). */
+  ReaderStallMs: 2000,
+  /** While a session holds its terminal back, this often it looks again (a reader may have stalled meanwhile). */
+  ThrottleCheckMs: 50,
 } as const;
 
 export const ScreenConstants = {
@@ -39,6 +51,34 @@ export const ScreenConstants = {
   PromptLookBackLines: 3,
   /** A prompt line longer than this is cut (its end kept): a listing shows one line. */
   PromptMaxChars: 200,
+  /**
+   * Bytes per step when the screen catches up on its own (after output went quiet): small enough that
+   * one step blocks the event loop well under a millisecond or two (the parser does ~50 MiB/s), so an
+   * exec or a keystroke arriving meanwhile waits at most that long. A catch-up someone waits for (a
+   * snapshot, a viewport) takes CatchUpChunkBytes steps.
+   */
+  IdleCatchUpSliceBytes: 32 * 1024,
+  /** Approximate bytes per cell of the headless buffer (xterm keeps three 32-bit words a cell). */
+  BytesPerCell: 12,
+} as const;
+
+export const MemoryConstants = {
+  /**
+   * default: memory for all sessions' output logs and headless screens together (PTYDECK_MEMORY_BUDGET_BYTES).
+   * Above it, screens nobody watches are dropped (rebuilt from the log when asked for), then cold log
+   * segments go to disk, least recently active sessions first.
+   */
+  DefaultBudgetBytes: 160 * 1024 * 1024,
+  /**
+   * Each session keeps up to this much of its newest output in memory (a screen rebuild reads 1 MiB),
+   * less when the budget shared out over the sessions is smaller, but never less than MinHotTailBytes
+   * (a command's output is rendered from a 256 KiB window).
+   */
+  HotTailBytes: 1024 * 1024,
+  MinHotTailBytes: 256 * 1024,
+  /** The budget is checked this often, and whenever logs grew by a sixteenth of it since the last check. */
+  CheckMs: 1000,
+  GrowthChecksPerBudget: 16,
 } as const;
 
 export const CommandConstants = {
@@ -98,4 +138,46 @@ export const WaitMonitorConstants = {
    * itself: it is running interactively, not asking. That holds this long after its last such redraw.
    */
   SelfRedrawMemoryMs: 60_000,
+} as const;
+
+export const HostConstants = {
+  /**
+   * Largest OUTPUT frame from the PTY host. The host reads the PTY on its own core and sends what piled
+   * up since its last frame: larger frames mean fewer wakeups and less per-MiB work in the server.
+   */
+  MaxFrameBytes: 256 * 1024,
+  /**
+   * A server this far behind the host's log pauses the PTY (the program blocks, as it would on a slow
+   * terminal) instead of letting the host's bounded log drop bytes the server never got; reading
+   * resumes once it is back within ResumeBelowBytes. Capped at half the session's log.
+   */
+  PauseAboveBytes: 4 * 1024 * 1024,
+  ResumeBelowBytes: 1024 * 1024,
+  /** A connection must finish the handshake within this, or it is dropped. */
+  HandshakeTimeoutMs: 2000,
+  /** Connections still in their handshake beyond this many are refused at once (a flood of them is an attack). */
+  MaxPendingConnections: 32,
+  /**
+   * With no session and no server connected for this long, the host exits. Long enough that a server
+   * restarting (or a test's next server) finds the same host; short enough not to linger.
+   */
+  IdleExitMs: 3000,
+  /**
+   * A host just started waits this long for its first client before it gives up: the server that
+   * started it may be slow to connect on a loaded machine, and must not find it gone.
+   */
+  FirstClientGraceMs: 30_000,
+  /** How long a server waits for a host it started to listen (a bound for failures, not a speed). */
+  StartTimeoutMs: 30_000,
+  /** Input is sent to the host in frames of at most this size (a large paste is one write for the session, several frames). */
+  InputFrameBytes: 1024 * 1024,
+  /** How long a server waits for a host it told to shut down before it kills it. */
+  ShutdownWaitMs: 5000,
+  /** Released sessions whose shell ignores SIGHUP get SIGKILL after this. */
+  ReleaseKillMs: 1000,
+  /**
+   * How often the host checks that its socket is still there: a host whose socket was removed (its
+   * home deleted) can never be reached again, so it ends its sessions and exits instead of lingering.
+   */
+  SocketCheckMs: 5000,
 } as const;

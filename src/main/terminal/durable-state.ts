@@ -1,12 +1,11 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FloorMode } from './floor';
-import type { Session } from './session';
 
 /**
- * What a restart needs to take back the tmux sessions: ids, owners, settings, and each one's marker
- * nonce and environment tag. One JSON file beside the runtime file, written atomically (temporary
- * file, then rename), so a crash mid-write leaves the previous version, never half of one.
+ * What a restart needs to take a durable session back: id, owner, settings, and its marker nonce and
+ * environment tag. The tmux backend keeps these records in a file (DurableState); the PTY host keeps
+ * them in its own memory, beside the terminal, which is exactly as long as they are worth anything.
  */
 export interface SavedSession {
   id: string;
@@ -23,14 +22,37 @@ export interface SavedSession {
   envTag: string;
   /** The title set through the API (a program's window title is not kept: the program says it again). */
   title?: string | null;
+  /** Runs one command instead of an interactive shell (execd's `command`): no markers to follow. */
+  command?: string;
+}
+
+/** True when `v` has the shape of a SavedSession (records come back from a file or another process). */
+export function isSavedSession(v: unknown): v is SavedSession {
+  const r = v as SavedSession;
+  return (
+    !!r &&
+    typeof r === 'object' &&
+    typeof r.id === 'string' &&
+    typeof r.owner === 'string' &&
+    typeof r.cwd === 'string' &&
+    Number.isInteger(r.cols) &&
+    Number.isInteger(r.rows) &&
+    typeof r.nonce === 'string' &&
+    typeof r.envTag === 'string'
+  );
 }
 
 const FILE = 'tmux-sessions.json';
 
+/**
+ * The tmux backend's records: one JSON file beside the runtime file, written atomically (temporary
+ * file, then rename), so a crash mid-write leaves the previous version, never half of one.
+ */
 export class DurableState {
   private readonly path: string;
   private pending: NodeJS.Timeout | null = null;
-  private latest: Session[] = [];
+  private disposed = false;
+  private latest: SavedSession[] = [];
 
   constructor(dir: string) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -39,15 +61,17 @@ export class DurableState {
 
   load(): SavedSession[] {
     try {
-      const data = JSON.parse(readFileSync(this.path, 'utf8')) as { version: number; sessions: SavedSession[] };
-      return data.version === 1 && Array.isArray(data.sessions) ? data.sessions : [];
+      const data = JSON.parse(readFileSync(this.path, 'utf8')) as { version: number; sessions: unknown[] };
+      return data.version === 1 && Array.isArray(data.sessions) ? data.sessions.filter(isSavedSession) : [];
     } catch {
       return [];
     }
   }
 
-  /** Records the tmux sessions among `sessions`; coalesced, unless `now`. */
-  save(sessions: Session[], now = false): void {
+  /** Records `sessions` (all of them: the file is rewritten whole); coalesced, unless `now`. */
+  save(sessions: SavedSession[], now = false): void {
+    // A session that ends after the shutdown (its exit seen late) must not write into a home that may be gone.
+    if (this.disposed) return;
     this.latest = sessions;
     if (now) {
       if (this.pending) clearTimeout(this.pending);
@@ -62,29 +86,9 @@ export class DurableState {
   }
 
   private write(): void {
-    const sessions: SavedSession[] = [];
-    for (const s of this.latest) {
-      const identity = s.identity;
-      if (!s.isTmux || s.closed || !identity) continue;
-      sessions.push({
-        id: s.id,
-        owner: s.owner,
-        origin: s.spec.origin,
-        cwd: s.spec.cwd,
-        cols: s.cols,
-        rows: s.rows,
-        createdAt: s.createdAt.toISOString(),
-        noChangeTimeoutSecs: s.noChangeTimeoutSecs,
-        retention: s.spec.retention,
-        floor: s.floor.mode,
-        nonce: identity.nonce,
-        envTag: identity.envTag,
-        title: s.title.source === 'set' ? s.title.title : null,
-      });
-    }
     const tmp = `${this.path}.tmp`;
     try {
-      writeFileSync(tmp, JSON.stringify({ version: 1, sessions }, null, 2) + '\n', { mode: 0o600 });
+      writeFileSync(tmp, JSON.stringify({ version: 1, sessions: this.latest }, null, 2) + '\n', { mode: 0o600 });
       renameSync(tmp, this.path);
     } catch (err) {
       // The state directory may be gone (removed by hand, or a test's temporary home): the sessions run
@@ -95,6 +99,7 @@ export class DurableState {
 
   /** No more writes (the manager is shutting down; the last save was synchronous). */
   dispose(): void {
+    this.disposed = true;
     if (this.pending) clearTimeout(this.pending);
     this.pending = null;
   }

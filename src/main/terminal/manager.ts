@@ -1,20 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import type { Backend } from './backends/backend';
+import type { AdoptableProcess, Backend, DurableBackend } from './backends/backend';
+import { HostBackend } from './backends/host-backend';
 import { NodePtyBackend } from './backends/node-pty-backend';
 import { PipeBackend } from './backends/pipe-backend';
 import { SegmentBytes } from './backends/segment-tailer';
 import { TmuxServer, TmuxUnavailableError, tmuxAvailability } from './backends/tmux';
 import { TmuxBackend } from './backends/tmux-backend';
-import { DurableState } from './durable-state';
-import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants, WaitMonitorConstants } from './constants';
+import { DurableState, type SavedSession } from './durable-state';
+import { HostUnavailableError } from './host/host-client';
+import { hostEntryPath } from './host/launch';
+import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants, WaitMonitorConstants, MemoryConstants } from './constants';
+import { MemoryBudget, spillDirIn } from './memory-budget';
 import { Emitter } from './emitter';
 import { WaitMonitor } from './wait-monitor';
 import { SYSTEM, type Actor } from './actor';
 import type { FloorMode } from './floor';
-import { Session, type SessionSpec } from './session';
+import { Session, type SessionBackends, type SessionSpec } from './session';
 import type { TeardownReport } from './teardown';
 import { cleanWindowTitle } from './title';
 
@@ -22,14 +26,19 @@ export interface ManagerConfig {
   maxSessions: number;
   idleTimeoutSecs: number;
   logBytes: number;
+  /** All sessions' logs and screens together (see memory-budget.ts). */
+  memoryBudgetBytes: number;
   scrollbackLines: number;
   noChangeTimeoutSecs: number;
   teardownGraceMs: number;
   defaultCwd: string;
   shell?: string;
-  /** AIO_SHELL_BACKEND: auto picks tmux for explicitly created sessions when a working tmux is found. */
-  backend: 'auto' | 'tmux' | 'native';
-  /** Where durable state lives (ptydeck's tmux server, the state file); null turns the tmux backend off. */
+  /**
+   * AIO_SHELL_BACKEND, for explicitly created sessions: `auto` and `host` use the PTY host (terminals
+   * that outlive ptydeck, read on another core), `tmux` a tmux session, `native` node-pty in this process.
+   */
+  backend: 'auto' | 'host' | 'tmux' | 'native';
+  /** Where durable state lives (the PTY host's socket, ptydeck's tmux server); null turns both off. */
   stateDir: string | null;
 }
 
@@ -37,6 +46,7 @@ export const defaultManagerConfig = (): ManagerConfig => ({
   maxSessions: SessionConstants.DefaultMaxSessions,
   idleTimeoutSecs: SessionConstants.DefaultIdleTimeoutSecs,
   logBytes: OutputLogConstants.DefaultCapacityBytes,
+  memoryBudgetBytes: MemoryConstants.DefaultBudgetBytes,
   scrollbackLines: ScreenConstants.DefaultScrollbackLines,
   noChangeTimeoutSecs: CommandConstants.DefaultNoChangeTimeoutSecs,
   teardownGraceMs: TeardownConstants.GraceMs,
@@ -64,7 +74,7 @@ export interface CreateRequest {
   title?: string | null;
   /**
    * Created on purpose (AIO's create routes, /pty, /api, MCP) rather than on the side (an exec without
-   * an id, an anonymous socket): only such a session may use tmux, as in AIO.
+   * an id, an anonymous socket): only such a session may outlive ptydeck (host or tmux), as in AIO.
    */
   explicit?: boolean;
 }
@@ -95,6 +105,8 @@ export class IdTakenError extends Error {
 }
 
 export interface ManagerEvents extends Record<string, unknown> {
+  /** A session exists, before its shell starts: a feature that must see all its output subscribes here. */
+  registered: Session;
   created: Session;
   changed: Session;
   closed: { session: Session; report: TeardownReport };
@@ -111,8 +123,9 @@ export class SessionManager {
   readonly config: ManagerConfig;
   private readonly sessions = new Map<string, Session>();
   private readonly creating = new Map<string, Promise<{ session: Session; created: boolean }>>();
-  private readonly backends: { pty: Backend; pipe: Backend; tmux?: TmuxBackend };
-  private readonly durable: DurableState | null;
+  private readonly backends: SessionBackends;
+  private readonly saveTimers = new Map<'host' | 'tmux', NodeJS.Timeout>();
+  readonly memory: MemoryBudget;
   private readonly reaper: NodeJS.Timeout;
   private readonly waitMonitor: NodeJS.Timeout;
   /** Keeps `waitingForInput` and the prompt line current (wait-monitor.ts). */
@@ -120,12 +133,18 @@ export class SessionManager {
 
   constructor(config: Partial<ManagerConfig> = {}, backends?: { pty: Backend; pipe?: Backend }) {
     this.config = { ...defaultManagerConfig(), ...config };
-    this.backends = { pty: backends?.pty ?? new NodePtyBackend(), pipe: backends?.pipe ?? new PipeBackend() };
-    this.durable = this.config.stateDir ? new DurableState(this.config.stateDir) : null;
-    if (this.config.backend !== 'native' && this.config.stateDir && tmuxAvailability().ok) {
+    this.backends = { pty: backends?.pty ?? new NodePtyBackend(), pipe: backends?.pipe ?? new PipeBackend(), durable: {} };
+    const { backend, stateDir } = this.config;
+    this.memory = new MemoryBudget(this.config.memoryBudgetBytes, () => this.list(), spillDirIn(stateDir));
+    if (stateDir && (backend === 'auto' || backend === 'host') && hostEntryPath()) {
+      this.backends.durable.host = new HostBackend(stateDir);
+    }
+    // tmux when asked for; under `auto` too while tmux sessions of an earlier ptydeck are recorded, so they come back.
+    const tmuxRecorded = stateDir !== null && existsSync(join(stateDir, 'tmux-sessions.json'));
+    if (stateDir && (backend === 'tmux' || (backend === 'auto' && tmuxRecorded)) && tmuxAvailability().ok) {
       // Keep enough segments on disk to refill the whole output log after a restart.
       const keep = Math.ceil(this.config.logBytes / SegmentBytes) + 1;
-      this.backends.tmux = new TmuxBackend(new TmuxServer(this.config.stateDir), keep);
+      this.backends.durable.tmux = new TmuxBackend(new TmuxServer(stateDir), keep, new DurableState(stateDir));
     }
     this.reaper = setInterval(() => void this.reapIdle(), Math.min(SessionConstants.ReaperIntervalMs, this.config.idleTimeoutSecs * 1000));
     this.reaper.unref();
@@ -196,7 +215,8 @@ export class SessionManager {
       backend: this.chooseBackend(req),
       title: req.title,
     };
-    const session = new Session(spec, this.backends);
+    if (spec.backend === 'host') spec.backend = await this.connectHost();
+    const session = new Session(spec, this.backends, this.memory);
     this.register(session);
     if (!req.lazy) {
       try {
@@ -206,7 +226,8 @@ export class SessionManager {
         throw new InvalidRequestError(`could not start the shell: ${(err as Error).message}`);
       }
       if (!(await session.ready())) {
-        const why = session.exit ? `the shell exited with code ${session.exit.exitCode}` : 'the shell printed no prompt in time';
+        const spawnError = (session.process as { spawnError?: string | null } | null)?.spawnError;
+        const why = spawnError ?? (session.exit ? `the shell exited with code ${session.exit.exitCode}` : 'the shell printed no prompt in time');
         await session.close();
         throw new InvalidRequestError(`could not start the shell: ${why}`);
       }
@@ -218,87 +239,158 @@ export class SessionManager {
   private register(session: Session): void {
     const id = session.id;
     this.sessions.set(id, session);
+    this.events.emit('registered', session);
     session.events.on('changed', (s) => {
-      if (s.isTmux) this.durable?.save(this.list());
+      if (s.isDurable) this.scheduleSave(s.backendKind as 'host' | 'tmux');
       this.events.emit('changed', s);
     });
     session.events.on('closed', (report) => {
       if (this.sessions.get(id) === session) this.sessions.delete(id);
-      if (session.isTmux) this.durable?.save(this.list());
+      if (session.isDurable) this.scheduleSave(session.backendKind as 'host' | 'tmux');
       this.events.emit('closed', { session, report });
     });
   }
 
-  /** tmux for an explicitly created terminal when configured or found; a native PTY otherwise. */
-  private chooseBackend(req: CreateRequest): 'native' | 'tmux' {
-    if (this.config.backend === 'native') return 'native';
-    if (this.config.backend === 'tmux' && !this.backends.tmux) {
-      const why = tmuxAvailability().ok ? 'ptydeck has no state directory for it' : tmuxAvailability().why || 'no tmux binary found';
-      if (req.explicit) throw new TmuxUnavailableError(`AIO_SHELL_BACKEND=tmux, but ${why}`);
-    }
-    // A session that runs one command (execd's `command`) has no shell integration to announce its exit
-    // status, which tmux does not always record: it stays on a native PTY.
-    const eligible = req.explicit === true && req.retention !== 'expiring' && req.command === undefined;
-    return eligible && this.backends.tmux ? 'tmux' : 'native';
+  /** Records of a durable backend's sessions go to it at most every DurableSaveMs (they change with every command). */
+  private scheduleSave(kind: 'host' | 'tmux'): void {
+    if (this.saveTimers.has(kind)) return;
+    const timer = setTimeout(() => {
+      this.saveTimers.delete(kind);
+      this.saveNow(kind);
+    }, DurableSaveMs);
+    timer.unref();
+    this.saveTimers.set(kind, timer);
+  }
+
+  private saveNow(kind: 'host' | 'tmux'): void {
+    const records = this.list()
+      .filter((s) => s.backendKind === kind)
+      .map((s) => s.savedState())
+      .filter((r): r is SavedSession => r !== null);
+    this.backends.durable[kind]?.save(records, true);
   }
 
   /**
-   * Takes back the tmux sessions an earlier ptydeck left running (after a quit, or a crash): same ids,
-   * owners and settings, their output since then read into the log. A session whose tmux pane is gone
-   * is listed as ended, not dropped.
+   * An explicitly created terminal outlives ptydeck: in the PTY host (`auto`, `host`) or tmux (`tmux`).
+   * Everything else, and everything under `native`, is a node-pty in this process.
    */
-  adoptDurableSessions(): Session[] {
-    const tmux = this.backends.tmux;
-    if (!tmux || !this.durable) return [];
-    const adopted: Session[] = [];
-    for (const saved of this.durable.load()) {
-      if (this.sessions.has(saved.id)) continue;
-      const session = new Session(
-        {
-          id: saved.id,
-          owner: saved.owner,
-          origin: saved.origin,
-          cwd: saved.cwd,
-          cols: saved.cols,
-          rows: saved.rows,
-          shell: this.config.shell,
-          logBytes: this.config.logBytes,
-          scrollbackLines: this.config.scrollbackLines,
-          floor: saved.floor,
-          noChangeTimeoutSecs: saved.noChangeTimeoutSecs,
-          retention: saved.retention,
-          teardownGraceMs: this.config.teardownGraceMs,
-          backend: 'tmux',
-          identity: { nonce: saved.nonce, envTag: saved.envTag },
-          createdAt: saved.createdAt,
-          restored: true,
-          // The file is ours, but a title from it is cleaned like any other before it is shown.
-          title: typeof saved.title === 'string' ? cleanWindowTitle(saved.title) : null,
-        },
-        this.backends,
-      );
-      this.register(session);
-      session.adopt(tmux.adopt(saved.id));
-      adopted.push(session);
-      this.events.emit('created', session);
+  private chooseBackend(req: CreateRequest): 'native' | 'host' | 'tmux' {
+    const eligible = req.explicit === true && req.retention !== 'expiring';
+    if (this.config.backend === 'native' || !eligible) return 'native';
+    if (this.config.backend === 'tmux') {
+      if (!this.backends.durable.tmux) {
+        const why = tmuxAvailability().ok ? 'ptydeck has no state directory for it' : tmuxAvailability().why || 'no tmux binary found';
+        throw new TmuxUnavailableError(`AIO_SHELL_BACKEND=tmux, but ${why}`);
+      }
+      // A session that runs one command (execd's `command`) has no shell integration to announce its
+      // exit status, which tmux does not always record: it stays on a native PTY.
+      return req.command === undefined ? 'tmux' : 'native';
     }
+    if (!this.backends.durable.host) {
+      if (this.config.backend === 'host') throw new HostUnavailableError('AIO_SHELL_BACKEND=host, but the PTY host is not built or ptydeck has no state directory');
+      return 'native';
+    }
+    return 'host';
+  }
+
+  /** Connects to the PTY host (starting it if need be). Under `auto`, a host that cannot start means node-pty here. */
+  private async connectHost(): Promise<'host' | 'native'> {
+    try {
+      await (this.backends.durable.host as HostBackend).connect();
+      return 'host';
+    } catch (err) {
+      if (this.config.backend === 'host') throw err;
+      console.warn(`ptydeck: ${(err as Error).message}; this session runs in-process and will not survive a restart`);
+      return 'native';
+    }
+  }
+
+  /** The PTY host's pid, once connected (for tests and diagnostics). */
+  get hostPid(): number | null {
+    return (this.backends.durable.host as HostBackend | undefined)?.hostPid ?? null;
+  }
+
+  /**
+   * Takes back the terminals an earlier ptydeck left running (after a quit, or a crash), from the PTY
+   * host and from tmux alike: same ids, owners and settings, and their output read into the log at the
+   * same offsets, so markers, commands and the screen are rebuilt. A session whose terminal ended
+   * meanwhile is listed as ended, not dropped. Resolves once the output each backend held is in.
+   */
+  async adoptDurableSessions(): Promise<Session[]> {
+    const adopted: Session[] = [];
+    const replays: Promise<void>[] = [];
+    for (const kind of ['host', 'tmux'] as const) {
+      const backend: DurableBackend | undefined = this.backends.durable[kind];
+      if (!backend) continue;
+      for (const { saved, proc } of await backend.survivors()) {
+        if (this.sessions.has(saved.id)) continue;
+        const session = new Session(this.specFromRecord(saved, kind), this.backends, this.memory);
+        this.register(session);
+        session.adopt(proc);
+        adopted.push(session);
+        replays.push(whenReplayed(proc));
+        this.events.emit('created', session);
+      }
+    }
+    await Promise.all(replays);
     return adopted;
   }
 
+  private specFromRecord(saved: SavedSession, kind: 'host' | 'tmux'): SessionSpec {
+    return {
+      id: saved.id,
+      owner: saved.owner,
+      origin: saved.origin,
+      cwd: saved.cwd,
+      cols: saved.cols,
+      rows: saved.rows,
+      command: saved.command,
+      shell: this.config.shell,
+      logBytes: this.config.logBytes,
+      scrollbackLines: this.config.scrollbackLines,
+      floor: saved.floor,
+      noChangeTimeoutSecs: saved.noChangeTimeoutSecs,
+      retention: saved.retention,
+      teardownGraceMs: this.config.teardownGraceMs,
+      backend: kind,
+      identity: { nonce: saved.nonce, envTag: saved.envTag },
+      createdAt: saved.createdAt,
+      restored: true,
+      // The record is ours, but a title from it is cleaned like any other before it is shown.
+      title: typeof saved.title === 'string' ? cleanWindowTitle(saved.title) : null,
+    };
+  }
+
   /**
-   * ptydeck is quitting: native sessions end with their process trees; tmux sessions are left running
-   * (and recorded) for the next start to adopt.
+   * ptydeck is quitting: in-process sessions end with their process trees; durable ones (PTY host,
+   * tmux) are left running, and recorded, for the next start to adopt, unless `keepDurable` is false
+   * (the tests, which must leave nothing behind): then they end too, and so do ptydeck's tmux server
+   * and PTY host.
    */
-  async shutdown(): Promise<void> {
-    this.durable?.save(this.list(), true);
+  async shutdown(opts: { keepDurable: boolean } = { keepDurable: true }): Promise<void> {
+    if (!opts.keepDurable) {
+      // The tmux server first: one command ends every pane (their shells get SIGHUP), so the closes that
+      // follow only sweep up what ignored it, and run no tmux command each.
+      (this.backends.durable.tmux as TmuxBackend | undefined)?.server.kill();
+      await this.closeAll();
+      await (this.backends.durable.host as HostBackend | undefined)?.shutdownHost();
+      return;
+    }
+    for (const kind of ['host', 'tmux'] as const) this.saveNow(kind);
     await Promise.all(
       this.list().map(async (s) => {
-        if (s.isTmux) {
+        if (s.isDurable) {
           this.sessions.delete(s.id);
           s.detach();
         } else await this.close(s.id);
       }),
     );
+  }
+
+  /** What a shutdown keeps and what it ends, for a person to read before it happens. */
+  shutdownPlan(): { ending: Session[]; kept: Session[] } {
+    const live = this.list().filter((s) => s.isAlive);
+    return { ending: live.filter((s) => !s.isDurable), kept: live.filter((s) => s.isDurable) };
   }
 
   /** Closes a session for `by`; the floor may refuse an agent (FloorRefusedError), and then nothing changes. */
@@ -314,9 +406,9 @@ export class SessionManager {
     await Promise.all(this.list().map((s) => this.close(s.id)));
   }
 
-  /** On process exit: no promises, every native session dies now (tmux sessions are meant to survive). */
+  /** On process exit: no promises, every in-process session dies now (durable ones are meant to survive). */
   killAllSync(): void {
-    this.durable?.save(this.list(), true);
+    for (const kind of ['host', 'tmux'] as const) this.saveNow(kind);
     for (const s of this.sessions.values()) {
       try {
         s.killNow();
@@ -330,7 +422,10 @@ export class SessionManager {
   dispose(): void {
     clearInterval(this.reaper);
     clearInterval(this.waitMonitor);
-    this.durable?.dispose();
+    this.memory.dispose();
+    for (const t of this.saveTimers.values()) clearTimeout(t);
+    this.saveTimers.clear();
+    for (const b of Object.values(this.backends.durable)) b?.dispose();
   }
 
   /** A session may be closed to make room when nothing depends on it right now. */
@@ -372,6 +467,18 @@ export class SessionManager {
     }
   }
 }
+
+/** Durable records change with every command; sending them this often at most is plenty for a restart. */
+const DurableSaveMs = 100;
+
+/** Resolves once an adopted terminal has delivered the output its backend held (or after a bound). */
+function whenReplayed(proc: AdoptableProcess): Promise<void> {
+  if (!proc.replayed) return Promise.resolve();
+  return Promise.race([proc.replayed, new Promise<void>((r) => setTimeout(r, AdoptReplayTimeoutMs).unref())]);
+}
+
+/** A host that does not replay a session's log within this is not waited for (its output still comes). */
+const AdoptReplayTimeoutMs = 15_000;
 
 /** Ended sessions go first, then expiring ones, then the rest by age of use. */
 function rank(s: Session): number {

@@ -19,6 +19,8 @@ import { incompleteTailLength, leadingContinuationLength } from './utf8';
  */
 export interface OutputReader {
   pump(): void;
+  /** Bytes this reader wants the terminal held back for (0: none; viewers resync instead). */
+  throttleLag?(now: number): number;
 }
 
 export class OutputHub {
@@ -55,6 +57,13 @@ export class OutputHub {
     else setTimeout(() => this.flush(), wait);
   }
 
+  /** The largest lag of a reader that holds the terminal back (see StreamConstants.ThrottleAboveBytes). */
+  throttleLag(now: number): number {
+    let lag = 0;
+    for (const r of this.readers) lag = Math.max(lag, r.throttleLag?.(now) ?? 0);
+    return lag;
+  }
+
   flush(): void {
     this.scheduled = false;
     this.pendingBytes = 0;
@@ -86,6 +95,8 @@ export interface LogCursorOptions {
   onGap(lostFrom: number, resumeAt: number): boolean;
   /** An extra gate, for doors with acknowledgements: true while the client may take more. */
   mayTakeMore?(): boolean;
+  /** An agent's own socket: while it reads on, a terminal read in another process waits for it (see ThrottleAboveBytes). */
+  holdsBackTerminal?: boolean;
 }
 
 export class LogCursor implements OutputReader {
@@ -95,6 +106,8 @@ export class LogCursor implements OutputReader {
   /** The last pump stopped at the watermark: a drain (not only the next batch) should resume it. */
   private blocked = false;
   private readonly maxFrame: number;
+  /** When the transport last took bytes (a flush), or the cursor was made. */
+  private progressAt = Date.now();
 
   constructor(private readonly opts: LogCursorOptions) {
     this.offset = opts.from;
@@ -103,6 +116,16 @@ export class LogCursor implements OutputReader {
 
   stop(): void {
     this.stopped = true;
+  }
+
+  throttleLag(now: number): number {
+    if (!this.opts.holdsBackTerminal || this.stopped || now - this.progressAt > StreamConstants.ReaderStallMs) return 0;
+    return this.opts.log.end - this.offset + this.inflight;
+  }
+
+  /** The last pump stopped at a gate (watermark or the door's own) with output still to send. */
+  get isBlocked(): boolean {
+    return this.blocked;
   }
 
   /** Bytes handed to the transport that it has not flushed yet. */
@@ -160,6 +183,7 @@ export class LogCursor implements OutputReader {
         if (done) return;
         done = true;
         this.inflight -= n;
+        this.progressAt = Date.now();
         // Only a cursor held back by the watermark resumes on a drain; otherwise the hub's next batch
         // carries new output, so small PTY reads still leave as few large frames.
         if (this.blocked && this.inflight < StreamConstants.SocketLowWatermarkBytes) {

@@ -1,3 +1,6 @@
+import { closeSync, ftruncateSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { OutputLogConstants } from './constants';
 
 /**
@@ -8,12 +11,20 @@ import { OutputLogConstants } from './constants';
  * any number of clients follow one session without a queue each.
  *
  * Segments start small and double up to SegmentBytes, so an idle session costs a few KiB, not the capacity.
+ *
+ * Under a memory budget (log-budget.ts), whole cold segments can be spilled to a file: they keep their
+ * offsets and are read back from disk when asked for (a slow client's backlog, a replay), so memory holds
+ * only each session's hot tail while the log still holds its full capacity.
  */
 export class OutputLog {
   private readonly segments: Segment[] = [];
   private total = 0;
   /** Pipe-mode sessions tag byte ranges with a channel (1 stdout, 2 stderr); a PTY has one channel. */
   private readonly channelRuns: { offset: number; channel: number }[] = [];
+  private spillFile: SpillFile | null = null;
+  private spilledSegments = 0;
+  /** The last spilled segment read back (a cursor reads one segment in several frames). */
+  private readBack: { seg: Segment; buf: Buffer } | null = null;
 
   constructor(readonly capacity: number = OutputLogConstants.DefaultCapacityBytes) {
     if (!(capacity > 0)) throw new RangeError('output log capacity must be positive');
@@ -33,10 +44,64 @@ export class OutputLog {
     return this.total - this.start;
   }
 
+  /** Bytes of memory the log holds (segments not spilled, at their allocated size). */
+  get residentBytes(): number {
+    let n = 0;
+    for (const seg of this.segments) if (seg.buf) n += seg.buf.length;
+    return n;
+  }
+
+  /**
+   * Moves whole segments older than the newest `keepBytes` to disk (in `dir`), oldest first, until
+   * `wanted` bytes of memory are freed. Returns the bytes freed. A write that fails frees nothing.
+   */
+  spillCold(keepBytes: number, wanted: number, dir: string | null = null): number {
+    let freed = 0;
+    const hotFrom = this.total - keepBytes;
+    for (const seg of this.segments) {
+      if (freed >= wanted) break;
+      if (!seg.buf || seg.used !== seg.buf.length || seg.start + seg.used > hotFrom) continue;
+      try {
+        this.spillFile ??= new SpillFile(dir);
+        seg.spillAt = this.spillFile.append(seg.buf.subarray(0, seg.used));
+      } catch {
+        return freed;
+      }
+      freed += seg.buf.length;
+      seg.buf = null;
+      this.spilledSegments++;
+    }
+    return freed;
+  }
+
+  private bytesOf(seg: Segment): Buffer {
+    if (seg.buf) return seg.buf;
+    if (this.readBack?.seg === seg) return this.readBack.buf;
+    const buf = Buffer.allocUnsafe(seg.used);
+    this.spillFile!.read(buf, seg.spillAt!);
+    this.readBack = { seg, buf };
+    return buf;
+  }
+
   /** Makes an empty log begin at `offset` (a session re-adopted after a restart resumes its offsets). */
   startAt(offset: number): void {
     if (this.total !== 0 || this.segments.length) throw new Error('startAt is only for an empty log');
     this.total = offset;
+  }
+
+  /**
+   * The bytes before `offset` that this log has not got are lost for good (a backend dropped them
+   * before we read them): everything held is let go and the log continues at `offset`. Readers behind
+   * it see the gap as they would an eviction.
+   */
+  skipTo(offset: number): void {
+    if (offset <= this.total) return;
+    this.segments.length = 0;
+    this.channelRuns.length = 0;
+    this.total = offset;
+    this.spilledSegments = 0;
+    this.readBack = null;
+    this.spillFile?.reset();
   }
 
   append(chunk: Uint8Array, channel = 1): void {
@@ -46,12 +111,13 @@ export class OutputLog {
     let pos = 0;
     while (pos < chunk.length) {
       let seg = this.segments[this.segments.length - 1];
-      if (!seg || seg.used === seg.buf.length) {
+      if (!seg || !seg.buf || seg.used === seg.buf.length) {
         seg = this.newSegment(chunk.length - pos);
         this.segments.push(seg);
       }
-      const n = Math.min(seg.buf.length - seg.used, chunk.length - pos);
-      seg.buf.set(chunk.subarray(pos, pos + n), seg.used);
+      const buf = seg.buf!;
+      const n = Math.min(buf.length - seg.used, chunk.length - pos);
+      buf.set(chunk.subarray(pos, pos + n), seg.used);
       seg.used += n;
       pos += n;
       this.total += n;
@@ -70,7 +136,7 @@ export class OutputLog {
     let stop = Math.min(seg.used, within + maxBytes);
     const nextRun = this.channelRuns.find((r) => r.offset > from);
     if (nextRun && nextRun.offset - seg.start < stop) stop = nextRun.offset - seg.start;
-    return { data: seg.buf.subarray(within, stop), channel: this.channelAt(from) };
+    return { data: this.bytesOf(seg).subarray(within, stop), channel: this.channelAt(from) };
   }
 
   /** A copy of [from, to), clamped to what is held. */
@@ -84,7 +150,7 @@ export class OutputLog {
       const seg = this.segmentAt(pos);
       const a = pos - seg.start;
       const b = Math.min(seg.used, hi - seg.start);
-      parts.push(seg.buf.subarray(a, b));
+      parts.push(this.bytesOf(seg).subarray(a, b));
       pos += b - a;
     }
     return parts.length === 1 ? Buffer.from(parts[0]) : Buffer.concat(parts);
@@ -118,13 +184,19 @@ export class OutputLog {
 
   private newSegment(wanted: number): Segment {
     const last = this.segments[this.segments.length - 1];
-    const grown = last ? last.buf.length * 2 : 16 * 1024;
-    const size = Math.min(OutputLogConstants.SegmentBytes, Math.max(grown, Math.min(wanted, OutputLogConstants.SegmentBytes)), this.capacity);
-    return { start: this.total, buf: Buffer.allocUnsafe(Math.max(size, 1)), used: 0 };
+    const grown = last ? last.size * 2 : 16 * 1024;
+    const size = Math.max(1, Math.min(OutputLogConstants.SegmentBytes, Math.max(grown, Math.min(wanted, OutputLogConstants.SegmentBytes)), this.capacity));
+    return { start: this.total, buf: Buffer.allocUnsafe(size), used: 0, size };
   }
 
   private evict(): void {
-    while (this.segments.length > 1 && this.total - this.segments[1].start >= this.capacity) this.segments.shift();
+    while (this.segments.length > 1 && this.total - this.segments[1].start >= this.capacity) {
+      const gone = this.segments.shift()!;
+      if (gone.buf) continue;
+      if (this.readBack?.seg === gone) this.readBack = null;
+      // The file only grows while spilled segments remain; with none left it starts over.
+      if (--this.spilledSegments === 0) this.spillFile?.reset();
+    }
     // A single oversized segment never exceeds capacity by construction (segments are <= capacity).
     const start = this.start;
     while (this.channelRuns.length > 1 && this.channelRuns[1].offset <= start) this.channelRuns.shift();
@@ -133,6 +205,62 @@ export class OutputLog {
 
 interface Segment {
   start: number;
-  buf: Buffer;
+  /** Null once spilled to disk (then `spillAt` says where). */
+  buf: Buffer | null;
   used: number;
+  /** Allocated size (kept when the buffer is spilled: the next segment doubles from it). */
+  size: number;
+  spillAt?: number;
+}
+
+/**
+ * An append-only file for one log's spilled segments, unlinked as soon as it is opened: only this
+ * process can reach it (0600 in a 0700 directory, then no name at all), and a crash leaves nothing behind.
+ */
+/** A spill file's descriptor is closed when its log is collected: a door may read a closed session's log for a while. */
+const spillFiles = new FinalizationRegistry<number>((fd) => {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
+  }
+});
+
+class SpillFile {
+  private readonly fd: number;
+  private size = 0;
+
+  constructor(dir: string | null) {
+    const where = mkdtempSync(join(dir ?? tmpdir(), 'ptydeck-spill-'));
+    const path = join(where, 'log');
+    try {
+      this.fd = openSync(path, 'w+', 0o600);
+      unlinkSync(path);
+    } finally {
+      rmSync(where, { recursive: true, force: true });
+    }
+    spillFiles.register(this, this.fd);
+  }
+
+  append(bytes: Buffer): number {
+    const at = this.size;
+    let done = 0;
+    while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+    this.size += bytes.length;
+    return at;
+  }
+
+  read(into: Buffer, at: number): void {
+    let done = 0;
+    while (done < into.length) {
+      const n = readSync(this.fd, into, done, into.length - done, at + done);
+      if (n <= 0) throw new Error('spilled output is missing from its file');
+      done += n;
+    }
+  }
+
+  reset(): void {
+    ftruncateSync(this.fd, 0);
+    this.size = 0;
+  }
 }

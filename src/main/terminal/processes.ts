@@ -51,6 +51,48 @@ export function readStat(pid: number): ProcStat | null {
   };
 }
 
+/**
+ * The kernel allocates pids in increasing order until it wraps at pid_max: a process younger than
+ * another has a larger pid, unless the counter wrapped in between. PidClock tells whether it did, by
+ * sampling the last pid allocated (/proc/loadavg) often enough that a whole cycle cannot pass unseen
+ * (a wrap needs pid_max forks, at least 32,768; no machine forks that many in SampleMs).
+ */
+export class PidClock {
+  static readonly SampleMs = 1000;
+  private last = lastPidAllocated() ?? 0;
+  private wrapCount = 0;
+  private timer: NodeJS.Timeout | null = null;
+
+  /** Wraps seen so far (sampling starts on first use). */
+  get wraps(): number {
+    this.sample();
+    if (!this.timer) {
+      this.timer = setInterval(() => this.sample(), PidClock.SampleMs);
+      this.timer.unref();
+    }
+    return this.wrapCount;
+  }
+
+  private sample(): void {
+    const now = lastPidAllocated();
+    if (now === null) return;
+    if (now < this.last) this.wrapCount++;
+    this.last = now;
+  }
+}
+
+export const pidClock = new PidClock();
+
+/** The last pid the kernel allocated, or null without /proc. */
+export function lastPidAllocated(): number | null {
+  try {
+    const n = Number(readFileSync('/proc/loadavg', 'latin1').trim().split(' ')[4]);
+    return Number.isInteger(n) ? n : null;
+  } catch {
+    return null;
+  }
+}
+
 export function allPids(): number[] {
   try {
     return readdirSync('/proc')

@@ -81,6 +81,11 @@ export function freshTerminalWait(baseline: ForegroundState | null, now: Foregro
   return now.threads.some((t) => t.waitingOnTerminal && (groupChanged || !before.has(t.key) || t.voluntarySwitches > before.get(t.key)!));
 }
 
+/** True when any thread of the foreground group waits on the terminal right now (old waits included). */
+export function anyTerminalWait(now: ForegroundState | null): boolean {
+  return now !== null && now.threads.some((t) => t.waitingOnTerminal);
+}
+
 function terminalOf(shellPid: number): string | null {
   try {
     const path = readlinkSync(`/proc/${shellPid}/fd/0`);

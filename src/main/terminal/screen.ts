@@ -1,14 +1,19 @@
-import headless from '@xterm/headless';
-import serialize from '@xterm/addon-serialize';
+import * as headlessModule from '@xterm/headless';
+import * as serializeModule from '@xterm/addon-serialize';
 import type { Terminal as HeadlessTerminal } from '@xterm/headless';
 import type { SerializeAddon as SerializeAddonType } from '@xterm/addon-serialize';
 import type { GlanceRun } from '../../shared/types';
 import { ScreenConstants } from './constants';
 import type { OutputLog } from './output-log';
 
-// Both packages are CommonJS; a default import works from the bundle, from vitest and from plain Node.
-const { Terminal } = headless as unknown as { Terminal: typeof HeadlessTerminal };
-const { SerializeAddon } = serialize as unknown as { SerializeAddon: typeof SerializeAddonType };
+/**
+ * Both packages are CommonJS. Loaders disagree on what importing one gives: Node's ESM and vitest put
+ * module.exports under `default`, the bundle and Playwright's transform give the exports themselves.
+ * Taking `default` when there is one works under all of them.
+ */
+const cjs = <T>(ns: unknown): T => ((ns as { default?: T }).default ?? ns) as T;
+const { Terminal } = cjs<{ Terminal: typeof HeadlessTerminal }>(headlessModule);
+const { SerializeAddon } = cjs<{ SerializeAddon: typeof SerializeAddonType }>(serializeModule);
 
 export interface ScreenSnapshot {
   /** Escape sequences that repaint the screen (and scrollback) on an empty terminal of this size. */
@@ -43,6 +48,8 @@ export class ScreenMirror {
   private idleTimer: NodeJS.Timeout | null = null;
   private lastOutputAt = 0;
   private disposed = false;
+  /** Catch-ups someone waits for: while any is queued, steps are large. */
+  private urgent = 0;
 
   constructor(
     private readonly log: OutputLog,
@@ -51,6 +58,8 @@ export class ScreenMirror {
     scrollback: number = ScreenConstants.DefaultScrollbackLines,
     /** Where the answers to terminal queries go (the PTY), or null when something else answers them (tmux). */
     private readonly answer: ((reply: string) => void) | null = null,
+    /** Queries before this offset were answered by an earlier screen (this one replaces a dropped one). */
+    private readonly answerFrom = 0,
   ) {
     this.term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
     this.serializer = new SerializeAddon();
@@ -74,6 +83,17 @@ export class ScreenMirror {
     return this.log.end - this.parsed;
   }
 
+  /** The log offset parsed so far. */
+  get parsedOffset(): number {
+    return this.parsed;
+  }
+
+  /** Roughly what the headless buffers hold in memory (cells of scrollback and screen). */
+  estimatedBytes(): number {
+    const lines = this.term.buffer.normal.length + (this.term.buffer.active.type === 'alternate' ? this.term.rows : 0);
+    return lines * this.term.cols * ScreenConstants.BytesPerCell;
+  }
+
   /** Called on each batch of output: schedules the idle catch-up without touching the bytes. */
   noteOutput(): void {
     this.lastOutputAt = Date.now();
@@ -85,7 +105,7 @@ export class ScreenMirror {
         return;
       }
       this.idleTimer = null;
-      void this.catchUp();
+      void this.catchUp({ idle: true });
     };
     this.idleTimer = setTimeout(tick, ScreenConstants.IdleCatchUpMs);
   }
@@ -100,8 +120,12 @@ export class ScreenMirror {
     this.pendingResizes.push({ offset, cols, rows });
   }
 
-  /** Parses everything the log holds up to now. Calls are serialized; each resolves once its bytes are in. */
-  catchUp(): Promise<void> {
+  /**
+   * Parses everything the log holds up to now. Calls are serialized; each resolves once its bytes are in.
+   * An idle catch-up (nobody waits for it) parses in small steps and yields between them.
+   */
+  catchUp(opts: { idle?: boolean } = {}): Promise<void> {
+    if (!opts.idle) this.urgent++;
     const run = async (): Promise<void> => {
       if (this.disposed) return;
       const target = this.log.end;
@@ -116,15 +140,21 @@ export class ScreenMirror {
           this.term.resize(r.cols, r.rows);
         }
       }
-      this.answering = this.answer !== null && !this.lastRebuilt;
       try {
         while (this.parsed < target) {
+          if (this.disposed) return;
           const nextResize = this.pendingResizes[0];
-          const stop = Math.min(target, this.parsed + ScreenConstants.CatchUpChunkBytes, nextResize ? nextResize.offset : Infinity);
+          const step = this.urgent > 0 ? ScreenConstants.CatchUpChunkBytes : ScreenConstants.IdleCatchUpSliceBytes;
+          // Queries before answerFrom were answered already: parse up to it silently, then answer.
+          const silentUntil = this.parsed < this.answerFrom ? this.answerFrom : Infinity;
+          const stop = Math.min(target, this.parsed + step, nextResize ? nextResize.offset : Infinity, silentUntil);
+          this.answering = this.answer !== null && !this.lastRebuilt && this.parsed >= this.answerFrom;
           if (stop > this.parsed) {
             const bytes = this.log.read(this.parsed, stop);
             await new Promise<void>((resolve) => this.term.write(bytes, resolve));
             this.parsed = stop;
+            // Nobody waits: let I/O (an exec, a keystroke) in between steps.
+            if (this.urgent === 0 && this.parsed < target) await new Promise((r) => setImmediate(r));
           }
           while (this.pendingResizes.length && this.pendingResizes[0].offset <= this.parsed) {
             const r = this.pendingResizes.shift()!;
@@ -139,7 +169,10 @@ export class ScreenMirror {
         this.answering = false;
       }
     };
-    this.chain = this.chain.then(run, run);
+    const done = (): void => {
+      if (!opts.idle) this.urgent--;
+    };
+    this.chain = this.chain.then(run, run).finally(done);
     return this.chain;
   }
 

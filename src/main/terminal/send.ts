@@ -1,7 +1,7 @@
 import type { WaitReason } from '../../shared/types';
 import type { Actor } from './actor';
 import type { Marker } from './marker-scanner';
-import { freshTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
+import { anyTerminalWait, freshTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
 import type { Session } from './session';
 
 /**
@@ -9,7 +9,7 @@ import type { Session } from './session';
  * (`stdin_read`), goes quiet (`inferred_idle`), runs out of time (`timeout`), or the shell exits
  * (`session_exit`); with the screen delta a person would see (`viewport`).
  *
- * Tiers, checked every FastPollMs at first, then every PollMs:
+ * Tiers, checked as soon as the output goes quiet after the write, then on a backoff while nothing happens:
  *   1. session_exit: the shell itself ended (after its last output was delivered).
  *   2. stdin_read (kernel): a thread of the foreground group blocked on the terminal, in a wait that
  *      began after our write (readiness.ts).
@@ -17,16 +17,31 @@ import type { Session } from './session';
  *      what remains where /proc cannot tell (macOS).
  *   4. inferred_idle: output came, then nothing for IdleMs (plus PromptGraceMs if a prompt was seen).
  *   5. timeout.
- * Each of 2-3 also needs QuietMs of quiet and must hold on two polls in a row, so the bytes that led to
- * the wait are on the screen.
+ * A wait found in 2-3 counts once every byte the program wrote before it is in the log (the bytes that
+ * led to the wait must be on the screen): the backend drains its terminal (one turn of the loop that
+ * reads the PTY, wherever that runs), and no output may have come meanwhile. That fast path needs
+ * output since the write, which proves our input reached the terminal: a wait seen before that may be
+ * the program blocked before our bytes even arrived. Without it, or with a backend that cannot drain
+ * (tmux), the wait must show on two looks SecondLookMs apart with nothing new between them.
+ *
+ * A send that types nothing (empty text, no Enter) only watches: there is no write for a wait to be newer
+ * than, so a wait that already exists counts (a program blocked reading, or the shell at its prompt), and
+ * the answer comes at once.
  */
 export const SendConstants = {
-  /** Polls come fast at first (most programs answer within a few tens of ms), then settle to PollMs. */
-  FastPollMs: 10,
-  FastPollForMs: 500,
+  /**
+   * Output must have been quiet this long before the kernel is asked (0: one turn of the event loop,
+   * whose poll phase would have read more output if there were any): a program still printing is not
+   * waiting, and asking costs a few /proc reads.
+   */
+  QuietMs: 0,
+  /** Output that goes on through that first turn is looked at again this often until it stops (no busy loop). */
+  QuietRetryMs: 2,
+  /** With no output, the kernel is asked after FirstProbeMs, then at doubling intervals up to PollMs. */
+  FirstProbeMs: 1,
   PollMs: 50,
-  /** Quiet needed before a wait counts (with the second look one poll later, see runSend). */
-  QuietMs: 20,
+  /** Where the fast path does not apply: a wait must hold on two looks this far apart. */
+  SecondLookMs: 10,
   /** default: quiet period after which a program that is not reading is reported idle. */
   IdleMs: 3000,
   PromptGraceMs: 500,
@@ -45,12 +60,15 @@ export interface SendOptions {
   writer: Actor;
 }
 
-export type SessionStatus = { kind: 'running' } | { kind: 'exited'; exitCode: number | null; signal: number | null };
+/** The shell's own life, not a program's: `alive` says nothing about whether a program runs in it. */
+export type SessionStatus = { kind: 'shell_alive' } | { kind: 'shell_exited'; exitCode: number | null; signal: number | null };
 
 export interface SendResult {
   viewport: string;
   waitReason: WaitReason;
   sessionStatus: SessionStatus;
+  /** No program runs: the shell itself waits at its prompt for a command. */
+  atShellPrompt: boolean;
   truncated: boolean;
   /** Which evidence was available: the kernel's, or only prompt markers and silence. */
   detector: 'kernel' | 'markers+silence';
@@ -64,9 +82,9 @@ export class SendActiveError extends Error {
 }
 
 export function sessionStatusOf(session: Session): SessionStatus {
-  if (session.exit) return { kind: 'exited', exitCode: session.exit.exitCode, signal: session.exit.signal };
-  if (session.closed) return { kind: 'exited', exitCode: null, signal: null };
-  return { kind: 'running' };
+  if (session.exit) return { kind: 'shell_exited', exitCode: session.exit.exitCode, signal: session.exit.signal };
+  if (session.closed) return { kind: 'shell_exited', exitCode: null, signal: null };
+  return { kind: 'shell_alive' };
 }
 
 export async function runSend(session: Session, opts: SendOptions): Promise<SendResult> {
@@ -91,37 +109,85 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
     else if (m.kind === 'B' && cycleEnded) promptSeen = true;
   });
   const started = Date.now();
+  const watchOnly = opts.text === '' && !opts.submit;
+  // Woken by each batch of output, so the kernel is asked as soon as the output goes quiet.
+  let wake: (() => void) | null = null;
+  let outputArrived = false;
+  const watcher = {
+    pump: () => {
+      outputArrived = true;
+      wake?.();
+    },
+  };
+  session.hub.attach(watcher);
+  const pause = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const done = (): void => {
+        wake = null;
+        resolve();
+      };
+      if (ms <= 0) {
+        setImmediate(done);
+        return;
+      }
+      const timer = setTimeout(done, ms);
+      wake = () => {
+        clearTimeout(timer);
+        done();
+      };
+    });
   try {
-    session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer);
+    if (!watchOnly) session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer);
+    const waiting = (): boolean =>
+      watchOnly
+        ? (kernel && anyTerminalWait(probeForeground(pid!))) || shellAtPrompt(session, kernel)
+        : (kernel && freshTerminalWait(baseline, probeForeground(pid!))) || (promptSeen && shellHoldsForeground(session, kernel));
     let reason: WaitReason | null = null;
-    // A wait must be seen on two polls in a row with no output between them: a program may have printed
-    // its last bytes and blocked before this process read them from the PTY (a timer can run before the
-    // I/O that is already pending), and the second look happens after that I/O.
-    let waitSeenAtLogEnd: number | null = null;
+    let backoff: number = SendConstants.FirstProbeMs;
+    let quieting = 0;
+    // Off the fast path: where the log ended, and when, when a wait was first seen (it must hold).
+    let waitSeen: { end: number; at: number } | null = null;
     while (!reason) {
-      const elapsed = Date.now() - started;
-      await new Promise((r) => setTimeout(r, elapsed < SendConstants.FastPollForMs ? SendConstants.FastPollMs : SendConstants.PollMs));
+      outputArrived = false;
+      await pause(quieting === 0 ? backoff : quieting === 1 ? SendConstants.QuietMs : SendConstants.QuietRetryMs);
       const now = Date.now();
+      if (outputArrived) {
+        // Output: wait for it to go quiet, then look at once.
+        quieting++;
+        backoff = SendConstants.FirstProbeMs;
+        if (now - started < timeoutMs && !session.exit && !session.closed) continue;
+      } else if (quieting === 0) backoff = Math.min(backoff * 2, SendConstants.PollMs);
+      quieting = 0;
       const quietFor = now - Math.max(session.lastOutputAt, started);
       const outputSinceWrite = session.log.end > writeOffset;
-      const waiting =
-        quietFor >= SendConstants.QuietMs &&
-        ((kernel && freshTerminalWait(baseline, probeForeground(pid!))) || (promptSeen && shellHoldsForeground(session, kernel)));
       if (session.exit || session.closed) reason = 'session_exit';
-      else if (waiting && waitSeenAtLogEnd === session.log.end) reason = 'stdin_read';
-      else if (outputSinceWrite && quietFor >= idleMs + (promptSeen ? SendConstants.PromptGraceMs : 0)) reason = 'inferred_idle';
-      else if (now - started >= timeoutMs) reason = 'timeout';
-      waitSeenAtLogEnd = waiting ? session.log.end : null;
+      else if (waiting()) {
+        if (session.canDrain && outputSinceWrite) {
+          // Every byte written before the wait must be in: drain the terminal; nothing new may come.
+          const end = session.log.end;
+          await session.drainOutput();
+          if (session.log.end === end && waiting()) reason = 'stdin_read';
+        } else if (waitSeen && waitSeen.end === session.log.end) {
+          if (Date.now() - waitSeen.at >= SendConstants.SecondLookMs) reason = 'stdin_read';
+        } else waitSeen = { end: session.log.end, at: Date.now() };
+      } else {
+        waitSeen = null;
+        if (outputSinceWrite && quietFor >= idleMs + (promptSeen ? SendConstants.PromptGraceMs : 0)) reason = 'inferred_idle';
+        else if (Date.now() - started >= timeoutMs) reason = 'timeout';
+      }
+      if (!reason && Date.now() - started >= timeoutMs) reason = 'timeout';
     }
     const view = await session.screen.viewportSince(marker, SendConstants.MaxViewportBytes);
     return {
       viewport: view.text,
       waitReason: reason,
       sessionStatus: sessionStatusOf(session),
+      atShellPrompt: session.isAlive && shellAtPrompt(session, kernel),
       truncated: view.truncated,
       detector: kernel ? 'kernel' : 'markers+silence',
     };
   } finally {
+    session.hub.detach(watcher);
     offMarker();
     marker?.dispose();
   }
@@ -131,4 +197,9 @@ function shellHoldsForeground(session: Session, kernel: boolean): boolean {
   if (!kernel) return true;
   const fg = probeForeground(session.pid!);
   return fg !== null && fg.pgid === fg.shellPgid;
+}
+
+/** The shell drew its prompt and nothing has started since (and, where the kernel tells, it holds the terminal). */
+function shellAtPrompt(session: Session, kernel: boolean): boolean {
+  return session.shellState === 'prompt' && shellHoldsForeground(session, kernel);
 }

@@ -3,9 +3,9 @@ import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BackendKind, SessionSummary, ShellState, TitleSource } from '../../shared/types';
-import type { Backend, ProcessExit, TerminalProcess } from './backends/backend';
-import { TmuxProcess, type TmuxBackend } from './backends/tmux-backend';
-import { CommandConstants, ScreenConstants, SessionConstants } from './constants';
+import type { AdoptableProcess, Backend, DurableBackend, ProcessExit, TerminalProcess } from './backends/backend';
+import type { SavedSession } from './durable-state';
+import { CommandConstants, ScreenConstants, SessionConstants, StreamConstants } from './constants';
 import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
 import { Emitter } from './emitter';
 import { SYSTEM, type Actor, type TerminalAction } from './actor';
@@ -13,7 +13,7 @@ import { Floor, FloorRefusedError, type FloorMode } from './floor';
 import { MarkerScanner, type Marker } from './marker-scanner';
 import { OutputHub, type OutputReader } from './output-hub';
 import { OutputLog } from './output-log';
-import { foregroundPgid, hasProcfs, readStat, signalGroup } from './processes';
+import { foregroundPgid, hasProcfs, pidClock, readStat, signalGroup } from './processes';
 import { ScreenMirror } from './screen';
 import { runSend, SendActiveError, type SendOptions, type SendResult } from './send';
 import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
@@ -37,18 +37,25 @@ export interface SessionSpec {
   scrollbackLines?: number;
   floor: FloorMode;
   noChangeTimeoutSecs: number;
-  /** `expiring` sessions are reclaimed first and never use tmux (AIO's `retention`). */
+  /** `expiring` sessions are reclaimed first and never outlive ptydeck (AIO's `retention`). */
   retention?: 'persistent' | 'expiring';
   teardownGraceMs?: number;
-  /** Which terminal backs the PTY: a native node-pty, or a tmux session that outlives ptydeck. */
-  backend?: 'native' | 'tmux';
+  /** Which terminal backs the PTY: node-pty in this process, or one that outlives ptydeck (the PTY host, tmux). */
+  backend?: 'native' | 'host' | 'tmux';
   /** A session re-adopted after a restart keeps its marker nonce and environment tag. */
   identity?: { nonce: string; envTag: string };
   createdAt?: string;
-  /** Adopted from a tmux session an earlier ptydeck started. */
+  /** Taken over from a terminal an earlier ptydeck started (PTY host or tmux). */
   restored?: boolean;
   /** What to call it (validated by the door that took it: api/validate.ts `title`). */
   title?: string | null;
+}
+
+/** Where a session's terminal can come from: in-process node-pty, pipes, and the durable backends. */
+export interface SessionBackends {
+  pty: Backend;
+  pipe: Backend;
+  durable: Partial<Record<'host' | 'tmux', DurableBackend>>;
 }
 
 /**
@@ -62,7 +69,7 @@ export interface SessionEvents extends Record<string, unknown> {
   changed: Session;
   /** Bytes appended to the output log at `offset` (channel 2 is stderr, pipe sessions only). */
   output: { data: Buffer; offset: number; channel: number };
-  /** Bytes written to the terminal, by whom; `command` when they were typed for an exec. `offset` is the log's end then. */
+  /** Bytes about to be written to the terminal (published just before the write), by whom; `command` when they were typed for an exec. `offset` is the log's end then. */
   input: { data: string | Uint8Array; by: Actor; offset: number; command?: string };
   /** A shell-integration marker passed by on the output path. */
   marker: Marker;
@@ -137,14 +144,22 @@ export class Session {
   private readonly sizeHistory: { offset: number; cols: number; rows: number }[] = [];
   /** Clock ticks at the shell's start (for teardown: nothing older carries this session's tag). */
   private shellStartTime: number | undefined;
+  private throttled = false;
+  private throttleTimer: NodeJS.Timeout | null = null;
+  /** The pid clock when the shell started (teardown reads only processes younger than it). */
+  private pidMark: { pid: number; wraps: number } | undefined;
   /** The exit status the shell announced in its EXIT trap, if it did. */
   private reportedExitCode: number | null = null;
   private readonly envTag: string;
   private readonly shellKind: ShellKind;
+  /** Terminal queries up to here were answered by a screen since dropped (its successor stays silent on them). */
+  private queriesAnsweredTo = 0;
 
   constructor(
     readonly spec: SessionSpec,
-    private readonly backends: { pty: Backend; pipe: Backend; tmux?: TmuxBackend },
+    private readonly backends: SessionBackends,
+    /** Told of every byte appended, so the sessions' shared memory budget can act in time. */
+    private readonly memory: { noteGrowth(bytes: number): void } | null = null,
   ) {
     this.createdAt = spec.createdAt ? new Date(spec.createdAt) : new Date();
     this.cols = spec.cols;
@@ -152,7 +167,10 @@ export class Session {
     this.noChangeTimeoutSecs = spec.noChangeTimeoutSecs;
     this.workingDir = spec.cwd;
     this.log = new OutputLog(spec.logBytes);
-    this.hub = new OutputHub(() => this.screenMirror?.noteOutput());
+    this.hub = new OutputHub(() => {
+      this.screenMirror?.noteOutput();
+      this.checkThrottle();
+    });
     this.floor = new Floor(spec.floor);
     this.explicitTitle = normalTitle(spec.title);
     this.envTag = spec.identity?.envTag ?? `PTYDECK_SESSION=${spec.id}:${randomBytes(8).toString('hex')}`;
@@ -184,17 +202,46 @@ export class Session {
 
   get backendKind(): BackendKind {
     if (this.mode === 'pipe') return 'pipe';
-    return this.spec.backend === 'tmux' ? 'tmux' : this.backends.pty.kind;
+    return this.spec.backend === 'tmux' || this.spec.backend === 'host' ? this.spec.backend : this.backends.pty.kind;
   }
 
-  get isTmux(): boolean {
-    return this.backendKind === 'tmux';
+  /** Its terminal outlives ptydeck (PTY host or tmux): quitting leaves it running for the next start. */
+  get isDurable(): boolean {
+    const kind = this.backendKind;
+    return kind === 'tmux' || kind === 'host';
+  }
+
+  private get durableBackend(): DurableBackend | undefined {
+    const kind = this.backendKind;
+    return kind === 'tmux' || kind === 'host' ? this.backends.durable[kind] : undefined;
+  }
+
+  /** What a restart needs to take this session back (null until its shell has an identity). */
+  savedState(): SavedSession | null {
+    const identity = this.identity;
+    if (this.closed || !identity) return null;
+    return {
+      id: this.id,
+      owner: this.owner,
+      origin: this.spec.origin,
+      cwd: this.spec.cwd,
+      cols: this.cols,
+      rows: this.rows,
+      createdAt: this.createdAt.toISOString(),
+      noChangeTimeoutSecs: this.noChangeTimeoutSecs,
+      retention: this.spec.retention,
+      floor: this.floor.mode,
+      nonce: identity.nonce,
+      envTag: identity.envTag,
+      title: this.explicitTitle,
+      ...(this.spec.command !== undefined ? { command: this.spec.command } : {}),
+    };
   }
 
   /** What a restart needs to recognise this session's markers and processes again. */
   get identity(): { nonce: string; envTag: string } | null {
-    const nonce = this.launch?.nonce ?? this.spec.identity?.nonce;
-    return nonce ? { nonce, envTag: this.envTag } : null;
+    const nonce = this.launch?.nonce ?? this.spec.identity?.nonce ?? (this.spec.command !== undefined ? '' : undefined);
+    return nonce !== undefined ? { nonce, envTag: this.envTag } : null;
   }
 
   get started(): boolean {
@@ -203,6 +250,11 @@ export class Session {
 
   get isAlive(): boolean {
     return this.proc !== null && this.exit === null && !this.closed;
+  }
+
+  /** The terminal process itself (for diagnostics: why a backend could not start it). */
+  get process(): TerminalProcess | null {
+    return this.proc;
   }
 
   get pid(): number | null {
@@ -248,13 +300,44 @@ export class Session {
   get screen(): ScreenMirror {
     if (!this.screenMirror) {
       const first = this.sizeAt(this.log.start);
-      // The headless screen answers terminal queries, unless tmux (which answers them itself) or no PTY.
-      const answer = this.proc && this.proc.isTty && !(this.proc instanceof TmuxProcess) ? (reply: string) => this.proc?.write(reply) : null;
-      const mirror = new ScreenMirror(this.log, first.cols, first.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer);
+      // The headless screen answers terminal queries, unless the terminal does (tmux) or there is no PTY.
+      const answer = this.proc && this.proc.isTty && !this.proc.answersQueries ? (reply: string) => this.proc?.write(reply) : null;
+      const mirror = new ScreenMirror(this.log, first.cols, first.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer, this.queriesAnsweredTo);
       for (const r of this.sizeHistory) if (r.offset > this.log.start) mirror.noteResize(r.cols, r.rows, r.offset);
       this.screenMirror = mirror;
     }
     return this.screenMirror;
+  }
+
+  /** Memory of the headless screen, 0 when there is none (for the memory budget). */
+  get screenBytes(): number {
+    return this.screenMirror?.estimatedBytes() ?? 0;
+  }
+
+  get logResidentBytes(): number {
+    return this.log.residentBytes;
+  }
+
+  get lastActiveAt(): number {
+    return Math.max(this.lastOutput, this.lastUsedAt.getTime());
+  }
+
+  /**
+   * Drops the headless screen if nobody uses it now (no client attached, no send in progress); the
+   * next look rebuilds it from the log. Returns the bytes freed.
+   */
+  dropScreen(): number {
+    const mirror = this.screenMirror;
+    if (!mirror || this.attachments > 0 || this.sending) return 0;
+    const bytes = mirror.estimatedBytes();
+    this.queriesAnsweredTo = Math.max(this.queriesAnsweredTo, mirror.parsedOffset);
+    mirror.dispose();
+    this.screenMirror = null;
+    return bytes;
+  }
+
+  spillLog(keepBytes: number, wanted: number, dir: string | null): number {
+    return this.log.spillCold(keepBytes, wanted, dir);
   }
 
   private sizeAt(offset: number): { cols: number; rows: number } {
@@ -287,15 +370,18 @@ export class Session {
       this.followShellIntegration(this.launch.nonce);
     }
     const backend = mode === 'pipe' ? this.backends.pipe : this.ptyBackend();
-    const proc = backend.spawn({ sessionId: this.id, file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows });
+    const spawnSpec = { sessionId: this.id, file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows };
+    const durable = backend.kind === 'host' || backend.kind === 'tmux';
+    const proc = backend.spawn(durable ? { ...spawnSpec, record: this.savedState() ?? undefined, logBytes: this.spec.logBytes } : spawnSpec);
     this.attachProcess(proc);
   }
 
   /**
-   * Takes over a tmux session that an earlier ptydeck started: its output since the oldest segment kept
-   * is read into the log (offsets as before), so markers, commands and the screen are rebuilt from it.
+   * Takes over a terminal that an earlier ptydeck started (PTY host or tmux): the output its backend
+   * still holds is read into the log at the same offsets, so markers, commands and the screen are
+   * rebuilt from it.
    */
-  adopt(proc: TmuxProcess): void {
+  adopt(proc: AdoptableProcess): void {
     if (this.proc) return;
     this.mode = 'pty';
     const nonce = this.spec.identity?.nonce;
@@ -306,31 +392,42 @@ export class Session {
 
   private attachProcess(proc: TerminalProcess): void {
     this.proc = proc;
-    this.shellStartTime = readStat(proc.pid)?.startTime;
+    // A terminal started in another process has its pid a moment later.
+    const noteShell = (): void => {
+      if (proc.pid <= 0) return;
+      this.shellStartTime = readStat(proc.pid)?.startTime;
+      // An adopted shell may be older than a pid wrap this process never saw: no mark, full scans.
+      if (this.spec.restored !== true) this.pidMark = { pid: proc.pid, wraps: pidClock.wraps };
+    };
+    if (proc.pid > 0) noteShell();
+    else void proc.started?.then(noteShell);
     // A mirror made before the process existed could not answer queries; the next use makes a new one.
     this.screenMirror?.dispose();
     this.screenMirror = null;
-    proc.onData((data, channel) => this.onOutput(data, channel));
+    proc.onData((data, channel, offset) => this.onOutput(data, channel, offset));
     proc.onExit((e) => this.onExit(e));
-    if (proc instanceof TmuxProcess) proc.begin();
+    (proc as Partial<AdoptableProcess>).begin?.();
     this.changed();
   }
 
   private ptyBackend(): Backend {
-    if (this.spec.backend !== 'tmux') return this.backends.pty;
-    if (!this.backends.tmux) throw new UnsupportedError('this session asks for the tmux backend, which is not available');
-    return this.backends.tmux;
+    const kind = this.spec.backend;
+    if (kind !== 'tmux' && kind !== 'host') return this.backends.pty;
+    const backend = this.backends.durable[kind];
+    if (!backend) throw new UnsupportedError(`this session asks for the ${kind === 'host' ? 'PTY host' : 'tmux'} backend, which is not available`);
+    return backend;
   }
 
-  /** ptydeck is quitting: stop following a tmux session but leave it running. */
+  /** ptydeck is quitting: stop following a durable terminal but leave it running. */
   detach(): void {
-    if (this.proc instanceof TmuxProcess) this.proc.detach();
+    (this.proc as Partial<AdoptableProcess> | null)?.detach?.();
     this.closed = true;
     this.dispose();
   }
 
   /** Resolves once the shell has printed its first prompt (immediately for non-interactive sessions). */
   async ready(timeoutMs: number = CommandConstants.ShellStartTimeoutMs): Promise<boolean> {
+    await this.proc?.started;
     if (!this.launch) return this.isAlive;
     return this.commands.whenReady(timeoutMs);
   }
@@ -357,9 +454,11 @@ export class Session {
     if (!this.proc) this.start();
     if (!this.isAlive) throw new NotActiveError(`its shell has exited${this.exit?.exitCode != null ? ` with code ${this.exit.exitCode}` : ''}`);
     const offset = this.log.end;
-    this.proc!.write(data);
     this.lastInput = Date.now();
+    // Published just before the write: a subscriber sees the terminal as these bytes will find it (is
+    // it echoing? the timeline keeps a password typed at a prompt that does not echo out of its records).
     this.events.emit('input', { data, by, offset, command });
+    this.proc!.write(data);
   }
 
   async exec(command: string, opts: ExecOptions) {
@@ -379,6 +478,16 @@ export class Session {
     } finally {
       this.sending = false;
     }
+  }
+
+  /** The backend can tell when every byte the terminal holds has reached the log (see drainOutput). */
+  get canDrain(): boolean {
+    return typeof this.proc?.drain === 'function';
+  }
+
+  /** Resolves once every byte the terminal held at the call is in the log. */
+  async drainOutput(): Promise<void> {
+    await this.proc?.drain?.();
   }
 
   /** The wait monitor's verdict, with the line the program waits on (manager.ts, wait-monitor.ts). */
@@ -466,15 +575,24 @@ export class Session {
   /**
    * Signals the terminal's foreground process group as it is right now (never a guessed pid).
    * Refuses SIGKILL when that group is the shell's own: closing the session is the way to end it.
+   * With `programOnly`, a shell at its prompt (its own group in the foreground) is not signalled at all,
+   * and the answer says no program was running (`noProgram`).
    */
-  signalForeground(signal: NodeJS.Signals, by: Actor, opts: { allowShellKill?: boolean } = {}): { delivered: boolean; targetPgid: number | null; refused?: string } {
+  signalForeground(
+    signal: NodeJS.Signals,
+    by: Actor,
+    opts: { allowShellKill?: boolean; programOnly?: boolean } = {},
+  ): { delivered: boolean; targetPgid: number | null; refused?: string; noProgram?: boolean } {
     this.authorize(by, 'signal');
     const r = this.deliverSignal(signal, opts);
     if (!r.refused) this.events.emit('signal', { signal, by, delivered: r.delivered, targetPgid: r.targetPgid });
     return r;
   }
 
-  private deliverSignal(signal: NodeJS.Signals, opts: { allowShellKill?: boolean }): { delivered: boolean; targetPgid: number | null; refused?: string } {
+  private deliverSignal(
+    signal: NodeJS.Signals,
+    opts: { allowShellKill?: boolean; programOnly?: boolean },
+  ): { delivered: boolean; targetPgid: number | null; refused?: string; noProgram?: boolean } {
     const pid = this.proc?.pid;
     if (!pid || !this.isAlive) return { delivered: false, targetPgid: null, refused: 'the session is not running' };
     if (!this.proc!.isTty || !hasProcfs) {
@@ -485,6 +603,7 @@ export class Session {
     const pgid = foregroundPgid(pid);
     if (pgid === null) return { delivered: false, targetPgid: null, refused: 'the terminal has no foreground process group' };
     const shellPgid = readStat(pid)?.pgrp ?? pid;
+    if (pgid === shellPgid && opts.programOnly) return { delivered: false, targetPgid: null, noProgram: true };
     if (pgid === shellPgid && signal === 'SIGKILL' && !opts.allowShellKill) {
       return { delivered: false, targetPgid: pgid, refused: "SIGKILL would kill the session's own shell; close the session instead" };
     }
@@ -532,7 +651,7 @@ export class Session {
       prompt: this.prompt,
       attached: this.attachments,
       viewers: this.viewerAttachments,
-      durable: this.backendKind === 'tmux',
+      durable: this.isDurable,
       restored: this.spec.restored === true,
     };
   }
@@ -547,14 +666,14 @@ export class Session {
       if (this.proc && !this.exit) {
         const proc = this.proc;
         report = await teardownTree(
-          { shellPid: proc.pid, envTag: this.envTag, notBefore: this.shellStartTime },
+          { shellPid: proc.pid, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark },
           { graceMs: this.spec.teardownGraceMs, killShell: () => proc.kill('SIGHUP') },
         );
       } else if (this.proc) {
         // The shell is gone, but what it started may not be.
-        report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime }, { graceMs: this.spec.teardownGraceMs });
+        report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark }, { graceMs: this.spec.teardownGraceMs });
       }
-      if (this.isTmux) this.backends.tmux?.destroy(this.id);
+      if (this.isDurable) this.durableBackend?.destroy(this.id);
       this.dispose();
       this.events.emit('closed', { ...report, by });
       return report;
@@ -565,16 +684,45 @@ export class Session {
 
   /** Synchronous last resort on process exit. */
   killNow(): void {
-    // tmux sessions are meant to outlive ptydeck.
-    if (!this.proc || this.isTmux) return;
+    // Durable sessions are meant to outlive ptydeck.
+    if (!this.proc || this.isDurable) return;
     killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag, notBefore: this.shellStartTime });
     this.proc.kill('SIGKILL');
     this.dispose();
   }
 
-  private onOutput(data: Buffer, channel: number): void {
+  /**
+   * A terminal read in another process (the PTY host) outruns a slow agent socket here: hold it back
+   * while such a socket lags far behind but reads on, as a real terminal's slow reader would.
+   */
+  private checkThrottle(): void {
+    const proc = this.proc;
+    if (!proc?.throttle) return;
+    const lag = this.hub.throttleLag(Date.now());
+    const above = Math.min(StreamConstants.ThrottleAboveBytes, this.log.capacity / 4);
+    if (!this.throttled && lag > above) {
+      this.throttled = true;
+      proc.throttle(true);
+      const recheck = (): void => {
+        if (!this.throttled) return;
+        this.checkThrottle();
+        if (this.throttled) this.throttleTimer = setTimeout(recheck, StreamConstants.ThrottleCheckMs);
+      };
+      this.throttleTimer = setTimeout(recheck, StreamConstants.ThrottleCheckMs);
+    } else if (this.throttled && lag < Math.min(StreamConstants.ThrottleResumeBytes, above / 2)) {
+      this.throttled = false;
+      if (this.throttleTimer) clearTimeout(this.throttleTimer);
+      this.throttleTimer = null;
+      proc.throttle(false);
+    }
+  }
+
+  private onOutput(data: Buffer, channel: number, at?: number): void {
+    // A backend that numbers its bytes (the PTY host) may have dropped some we never got: skip to them.
+    if (at !== undefined && at > this.log.end) this.log.skipTo(at);
     const offset = this.log.end;
     this.log.append(data, channel);
+    this.memory?.noteGrowth(data.length);
     this.scanner?.feed(data, offset);
     this.lastOutput = Date.now();
     this.events.emit('output', { data, offset, channel });
@@ -640,7 +788,9 @@ export class Session {
   }
 
   private dispose(): void {
-    if (this.proc instanceof TmuxProcess) this.proc.detach();
+    if (this.throttleTimer) clearTimeout(this.throttleTimer);
+    this.throttleTimer = null;
+    (this.proc as Partial<AdoptableProcess> | null)?.detach?.();
     this.launch?.dispose();
     if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });
     this.scriptDir = null;

@@ -106,15 +106,23 @@ function bashRc(nonce: string, loadUserRc: boolean): string {
   ].join('\n');
 }
 
-/** The environment every shell starts with: the server's, minus ptydeck's own secrets, plus terminal basics. */
-export function childEnvironment(base: Record<string, string | undefined>, extra: Record<string, string> = {}): Record<string, string> {
+/**
+ * The server's environment without what must never reach a process ptydeck starts (a shell, the PTY
+ * host): our credentials and settings (PTYDECK_*), Electron's switches, and prompt hooks.
+ */
+export function sanitizedEnvironment(base: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
     if (v === undefined) continue;
-    // Our credentials and Electron's switches must never reach a child shell.
     if (k.startsWith('PTYDECK_') || k.startsWith('ELECTRON_') || k === 'PROMPT_COMMAND' || k === 'PS1' || k === 'PS0') continue;
     env[k] = v;
   }
+  return env;
+}
+
+/** The environment every shell starts with: the server's, sanitized, plus terminal basics. */
+export function childEnvironment(base: Record<string, string | undefined>, extra: Record<string, string> = {}): Record<string, string> {
+  const env = sanitizedEnvironment(base);
   env.TERM = 'xterm-256color';
   env.COLORTERM = 'truecolor';
   env.PAGER = 'cat';

@@ -1,5 +1,5 @@
 import { TeardownConstants } from './constants';
-import { allPids, allStats, commandLine, environHas, hasProcfs, isAlive, readStat, signalExact, type ProcStat } from './processes';
+import { allPids, allStats, commandLine, environHas, hasProcfs, isAlive, lastPidAllocated, pidClock, readStat, signalExact, type ProcStat } from './processes';
 
 /**
  * Ending a session's whole process tree, and proving it ended.
@@ -17,6 +17,11 @@ export interface TreeRoot {
   envTag: string;
   /** The shell's start time (clock ticks): nothing older can carry its environment tag. */
   notBefore?: number;
+  /**
+   * The pid clock when the shell started: with no wrap since, everything that can belong to the
+   * session has a pid at or above the shell's, and only those need reading (not the whole machine).
+   */
+  pidMark?: { pid: number; wraps: number };
 }
 
 export interface Member {
@@ -31,9 +36,23 @@ export interface TeardownReport {
   survivors: { pid: number; command: string }[];
 }
 
-/** Every process, read in slices that yield to the event loop (a machine may run thousands). */
-async function allStatsYielding(): Promise<ProcStat[]> {
+/**
+ * The processes that can belong to `root`: those started after its shell. Without a pid wrap since the
+ * shell started that is every pid at or above the shell's (`from`); otherwise, every process.
+ */
+function candidatePids(root: TreeRoot, newerThan?: number): number[] {
   const pids = allPids();
+  const last = lastPidAllocated();
+  if (last === null) return pids;
+  let lo = 0;
+  const mark = root.pidMark;
+  if (mark && pidClock.wraps === mark.wraps && last >= mark.pid) lo = mark.pid;
+  if (newerThan !== undefined && last >= newerThan) lo = Math.max(lo, newerThan + 1);
+  return lo > 0 ? pids.filter((p) => p >= lo) : pids;
+}
+
+/** The candidates' stats, read in slices that yield to the event loop (a machine may run thousands). */
+async function statsYielding(pids: number[]): Promise<ProcStat[]> {
   const out: ProcStat[] = [];
   for (let i = 0; i < pids.length; i += ScanSliceSize) {
     for (const pid of pids.slice(i, i + ScanSliceSize)) {
@@ -51,8 +70,16 @@ export function snapshotMembers(root: TreeRoot, known: Member[] = []): Member[] 
   return hasProcfs ? membersOf(root, allStats(), known) : [];
 }
 
-export async function snapshotMembersAsync(root: TreeRoot, known: Member[] = []): Promise<Member[]> {
-  return hasProcfs ? membersOf(root, await allStatsYielding(), known) : [];
+/**
+ * The members of `root`'s tree. `newerThan`: only processes whose pid was allocated after it can be new
+ * members (a rescan after an earlier snapshot); `known` members are looked at again whatever their pid.
+ */
+export async function snapshotMembersAsync(root: TreeRoot, known: Member[] = [], newerThan?: number): Promise<Member[]> {
+  if (!hasProcfs) return [];
+  const pids = new Set(candidatePids(root, newerThan));
+  for (const k of known) pids.add(k.pid);
+  if (root.shellPid > 0) pids.add(root.shellPid);
+  return membersOf(root, await statsYielding([...pids]), known);
 }
 
 function membersOf(root: TreeRoot, stats: ProcStat[], known: Member[]): Member[] {
@@ -116,6 +143,8 @@ export async function teardownTree(root: TreeRoot, opts: TeardownOptions = {}): 
     opts.killShell?.();
     return { signalled: 1, survivors: [] };
   }
+  const scannedUpTo = lastPidAllocated() ?? undefined;
+  const wrapsAtScan = pidClock.wraps;
   let members = await snapshotMembersAsync(root);
   const signalled = new Set<string>();
   const key = (m: Member): string => `${m.pid}:${m.startTime}`;
@@ -128,7 +157,10 @@ export async function teardownTree(root: TreeRoot, opts: TeardownOptions = {}): 
   opts.killShell?.();
 
   await waitUntil(() => members.every((m) => !isAlive(m)), graceMs, pollMs);
-  members = (await snapshotMembersAsync(root, members)).concat(members.filter((m) => isAlive(m)));
+  // Children forked meanwhile have pids allocated after the first scan (unless the counter wrapped,
+  // which candidatePids notices): only those are read again.
+  const wrapped = scannedUpTo === undefined || pidClock.wraps !== wrapsAtScan;
+  members = (await snapshotMembersAsync(root, members, wrapped ? undefined : scannedUpTo)).concat(members.filter((m) => isAlive(m)));
   let killed = 0;
   for (const m of members) {
     if (!isAlive(m)) continue;
@@ -157,7 +189,12 @@ export function killTreeSync(root: TreeRoot): void {
   for (const m of snapshotMembers(root)) signalExact(m, 'SIGKILL');
 }
 
+/** Polls `done` from 1 ms, doubling up to `pollMs`: a tree that dies at once is seen at once. */
 async function waitUntil(done: () => boolean, timeoutMs: number, pollMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, pollMs));
+  let wait = 1;
+  while (!done() && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, wait));
+    wait = Math.min(wait * 2, pollMs);
+  }
 }

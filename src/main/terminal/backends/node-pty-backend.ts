@@ -98,6 +98,22 @@ class NodePtyProcess implements TerminalProcess {
     }
   }
 
+  /**
+   * One turn of the event loop: its poll phase reads whatever the PTY holds (libuv reads a readable
+   * descriptor until it would block), and onData runs before the check phase resolves this.
+   */
+  drain(): Promise<void> {
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
+  pause(): void {
+    if (!this.exited) this.proc.pause();
+  }
+
+  resume(): void {
+    if (!this.exited) this.proc.resume();
+  }
+
   kill(signal: NodeJS.Signals = 'SIGHUP'): void {
     if (this.exited) return;
     try {

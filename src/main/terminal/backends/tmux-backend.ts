@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { readStat } from '../processes';
 import { shellQuote } from '../shell-integration';
-import type { Backend, ProcessExit, SpawnSpec, TerminalProcess } from './backend';
+import type { DurableState, SavedSession } from '../durable-state';
+import type { AdoptableProcess, DurableBackend, ProcessExit, SpawnSpec } from './backend';
 import { SegmentBytes, SegmentTailer } from './segment-tailer';
 import type { TmuxServer } from './tmux';
 
@@ -28,14 +29,28 @@ export function tmuxSessionName(sessionId: string): string {
   return 'pd-' + createHash('sha256').update(sessionId).digest('hex').slice(0, 20);
 }
 
-export class TmuxBackend implements Backend {
+export class TmuxBackend implements DurableBackend {
   readonly kind = 'tmux' as const;
 
   constructor(
     readonly server: TmuxServer,
     /** Segments kept on disk behind the one being read (enough to refill the output log after a restart). */
     private readonly keepSegments: number,
+    /** The sessions' records, in a file beside the tmux server. */
+    private readonly state: DurableState,
   ) {}
+
+  async survivors(): Promise<{ saved: SavedSession; proc: AdoptableProcess }[]> {
+    return this.state.load().map((saved) => ({ saved, proc: this.adopt(saved.id) }));
+  }
+
+  save(sessions: SavedSession[], now = false): void {
+    this.state.save(sessions, now);
+  }
+
+  dispose(): void {
+    this.state.dispose();
+  }
 
   spawn(spec: SpawnSpec): TmuxProcess {
     if (!spec.sessionId) throw new Error('the tmux backend needs the session id');
@@ -75,8 +90,9 @@ export class TmuxBackend implements Backend {
   }
 }
 
-export class TmuxProcess implements TerminalProcess {
+export class TmuxProcess implements AdoptableProcess {
   readonly isTty = true;
+  readonly answersQueries = true;
   private readonly tailer: SegmentTailer;
   private control: ChildProcess | null = null;
   private readonly dataListeners: ((data: Buffer, channel: number) => void)[] = [];

@@ -47,6 +47,7 @@ export class TmuxServer {
   readonly conf: string;
   readonly dir: string;
   private readonly env: Record<string, string>;
+  private killed = false;
 
   constructor(home: string) {
     this.dir = join(home, 'tmux');
@@ -59,6 +60,7 @@ export class TmuxServer {
 
   /** Runs one tmux command list synchronously (tmux answers in milliseconds); returns stdout. */
   run(args: string[]): string {
+    if (this.killed) throw new Error('ptydeck\'s tmux server was ended');
     return execFileSync('tmux', ['-S', this.socket, '-f', this.conf, ...args], { env: this.env, encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] });
   }
 
@@ -74,6 +76,16 @@ export class TmuxServer {
   /** Spawn arguments for a long-lived control-mode client attached to `target`, for input and resizes. */
   controlClientArgs(target: string): { file: string; args: string[]; env: Record<string, string> } {
     return { file: 'tmux', args: ['-S', this.socket, '-f', this.conf, '-C', 'attach-session', '-t', target, '-f', 'no-output,ignore-size'], env: this.env };
+  }
+
+  /**
+   * Ends ptydeck's tmux server and every session on it (nothing else can reach them once its home is gone).
+   * Later commands fail at once instead of starting a tmux client that finds no server: ending many sessions
+   * after this costs no process each.
+   */
+  kill(): void {
+    this.tryRun(['kill-server']);
+    this.killed = true;
   }
 
   /** Directory where a session's output segments go. */

@@ -48,7 +48,8 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
 const sessionPath = (id: string, rest = ''): string => `/api/sessions/${encodeURIComponent(id)}${rest}`;
 
 export const api = {
-  whoami: () => request<{ principal: string; kind: 'admin' | 'agent' }>('GET', '/api/whoami'),
+  /** Whether this page's credential is accepted (always a 200: a fresh browser is not an error). */
+  loginState: () => request<{ signedIn: false } | { signedIn: true; principal: string; kind: 'admin' | 'agent' }>('GET', '/api/login'),
   login: (token: string) => request<{ ok: true }>('POST', '/api/login', { token }),
   createSession: (opts: { cwd?: string; cols?: number; rows?: number } = {}) =>
     request<{ created: boolean; session: SessionSummary }>('POST', '/api/sessions', opts),

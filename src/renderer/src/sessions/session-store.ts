@@ -1,7 +1,7 @@
 import type { SessionSummary, ViewerEvent } from '../../../shared/types';
 import { hasBridgeToken, wsUrl } from '../api/connection';
 import { ReconnectingSocket, type SocketDown } from '../api/reconnecting-socket';
-import { api, ApiError } from '../api/rest';
+import { api } from '../api/rest';
 import { deliver } from '../notifications/deliver';
 import { attentionFor } from '../notifications/transitions';
 
@@ -48,16 +48,16 @@ export class SessionStore {
     this.socket?.stop();
     this.socket = null;
     try {
-      const me = await api.whoami();
+      const me = await api.loginState();
       if (gen !== this.generation) return;
-      this.set({ principal: me.principal });
-      this.openEvents(gen);
-    } catch (err) {
-      if (gen !== this.generation) return;
-      if (err instanceof ApiError && err.status === 401 && !hasBridgeToken()) {
+      if (!me.signedIn && !hasBridgeToken()) {
         this.set({ link: { state: 'login', message: null } });
         return;
       }
+      if (me.signedIn) this.set({ principal: me.principal });
+      this.openEvents(gen);
+    } catch {
+      if (gen !== this.generation) return;
       // Unreachable (or an odd answer): the events socket's backoff does the retrying.
       this.openEvents(gen);
     }
@@ -116,16 +116,16 @@ export class SessionStore {
     this.set({ link: { state: 'down', attempt: down.attempt, retryAt: down.retryAt, reason } });
     // A socket refused at the upgrade looks the same as a dead server; ask over HTTP which it is.
     try {
-      await api.whoami();
-      if (gen === this.generation && this.state.link.state === 'down') {
-        this.set({ link: { ...this.state.link, reason: 'Live updates interrupted' } });
-      }
-    } catch (err) {
+      const me = await api.loginState();
       if (gen !== this.generation) return;
-      if (err instanceof ApiError && err.status === 401 && !hasBridgeToken()) {
+      if (!me.signedIn && !hasBridgeToken()) {
         this.stop();
         this.set({ link: { state: 'login', message: 'The server no longer accepts this browser’s login (was it restarted with a new token?). Paste the admin token again.' } });
+      } else if (this.state.link.state === 'down') {
+        this.set({ link: { ...this.state.link, reason: 'Live updates interrupted' } });
       }
+    } catch {
+      // Unreachable: the socket's backoff goes on.
     }
   }
 

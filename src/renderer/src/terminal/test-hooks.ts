@@ -24,7 +24,7 @@ export function exposeForTests(sessionId: string, t: Inspectable): () => void {
   };
 }
 
-function bufferText(term: Terminal): string {
+export function bufferText(term: Terminal): string {
   const buf = term.buffer.active;
   const lines: string[] = [];
   for (let i = 0; i < buf.length; i++) {

@@ -17,6 +17,12 @@ import { SessionView } from './SessionView';
 import { Sidebar } from './Sidebar';
 import { useToast } from './toasts';
 import { useMediaQuery } from './use-media-query';
+import type { RecordingInfo } from '../../../shared/timeline';
+import { PastSessions } from '../replay/PastSessions';
+import { ReplayView } from '../replay/ReplayView';
+
+/** What the main area shows: the live terminals, the list of recordings, or one recording played back. */
+type Page = { kind: 'live' } | { kind: 'recordings' } | { kind: 'replay'; rec: RecordingInfo };
 
 /** `/terminal?session_id=X` (AIO's WebShell link) opens on that session. */
 function requestedSession(): string | null {
@@ -52,16 +58,22 @@ export function App() {
   // Counts the person's own tab choices, so a slow "New terminal" answer does not undo a later one.
   const choices = useRef(0);
   const online = state.link.state === 'live';
+  const [page, setPage] = useState<Page>({ kind: 'live' });
 
   const choose = useCallback(
     (id: string) => {
       choices.current++;
       setChosenState(id);
       setView('terminals');
+      setPage({ kind: 'live' });
       if (narrow) setSidebarOpen(false);
     },
     [narrow],
   );
+  const showView = (v: View) => {
+    setView(v);
+    setPage({ kind: 'live' });
+  };
 
   useEffect(() => {
     void store.start();
@@ -174,11 +186,11 @@ export function App() {
         </span>
         {ordered.length > 0 ? (
           <div className="segmented view-switch" role="group" aria-label="View">
-            <button type="button" className={`seg${view === 'terminals' ? ' active' : ''}`} aria-pressed={view === 'terminals'} onClick={() => setView('terminals')} title="One terminal at a time">
+            <button type="button" className={`seg${page.kind === 'live' && view === 'terminals' ? ' active' : ''}`} aria-pressed={page.kind === 'live' && view === 'terminals'} onClick={() => showView('terminals')} title="One terminal at a time">
               <TerminalIcon />
               <span className="btn-label">Terminals</span>
             </button>
-            <button type="button" className={`seg${view === 'overview' ? ' active' : ''}`} aria-pressed={view === 'overview'} onClick={() => setView('overview')} title="Every terminal at a glance" data-testid="overview-button">
+            <button type="button" className={`seg${page.kind === 'live' && view === 'overview' ? ' active' : ''}`} aria-pressed={page.kind === 'live' && view === 'overview'} onClick={() => showView('overview')} title="Every terminal at a glance" data-testid="overview-button">
               <GridIcon />
               <span className="btn-label">Overview</span>
             </button>
@@ -207,6 +219,9 @@ export function App() {
         </button>
         <NotifyButton />
         <LinkPill link={state.link} />
+        <button type="button" className={`btn ${page.kind === 'live' ? 'btn-quiet' : 'btn-primary'}`} aria-pressed={page.kind !== 'live'} onClick={() => setPage(page.kind === 'live' ? { kind: 'recordings' } : { kind: 'live' })} title="Every kept recording, to play back or export">
+          <span className="btn-label">Recordings</span>
+        </button>
         <button type="button" className="btn btn-primary" onClick={() => void openTerminal()} disabled={opening || !online} title="Open a terminal of your own">
           <PlusIcon />
           <span className="btn-label">New terminal</span>
@@ -214,18 +229,28 @@ export function App() {
       </header>
       <ConnectionBanner link={state.link} onRetry={() => store.retryNow()} />
       <div className="workspace">
-        {ordered.length > 0 ? (
+        {page.kind !== 'live' || ordered.length > 0 ? (
           <>
-            {sidebarOpen ? (
-              <Sidebar sessions={ordered} selected={selected?.id ?? null} onSelect={choose} paused={paused} agentTokens={agentTokens} online={online} onTokensChanged={refreshTokens} />
+            {ordered.length > 0 && sidebarOpen ? (
+              <Sidebar sessions={ordered} selected={page.kind === 'live' ? (selected?.id ?? null) : null} onSelect={choose} paused={paused} agentTokens={agentTokens} online={online} onTokensChanged={refreshTokens} />
             ) : null}
-            <main className="main">
-              {view === 'overview' ? (
-                <Overview sessions={ordered} deck={deck} paused={paused} agentTokens={agentTokens} online={online} onOpen={choose} onTokensChanged={refreshTokens} />
-              ) : selected ? (
-                <SessionView key={selected.id} session={selected} store={store} online={online} />
-              ) : null}
-            </main>
+            {page.kind === 'recordings' ? (
+              <main className="main main-replay">
+                <PastSessions onOpen={(rec) => setPage({ kind: 'replay', rec })} />
+              </main>
+            ) : page.kind === 'replay' ? (
+              <main className="main main-replay">
+                <ReplayView key={page.rec.key} source={{ kind: 'recording', key: page.rec.key }} title={page.rec.session} jump={null} withTimeline onClose={() => setPage({ kind: 'recordings' })} closeLabel="All recordings" />
+              </main>
+            ) : (
+              <main className="main">
+                {view === 'overview' ? (
+                  <Overview sessions={ordered} deck={deck} paused={paused} agentTokens={agentTokens} online={online} onOpen={choose} onTokensChanged={refreshTokens} />
+                ) : selected ? (
+                  <SessionView key={selected.id} session={selected} store={store} online={online} />
+                ) : null}
+              </main>
+            )}
           </>
         ) : (
           <main className="main main-empty">

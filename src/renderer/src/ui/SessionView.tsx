@@ -4,7 +4,7 @@ import { api, ApiError } from '../api/rest';
 import { QuestionBar } from '../session/QuestionBar';
 import { SESSION_SIDE_PANELS } from '../session/side-panels';
 import { TitleEditor } from '../session/TitleEditor';
-import { FloorText, floorBanner, floorHolder, isEnded, isOwnSession, ownerLabel, refusalLines, secondsUntil, shortDuration, statusOf } from '../sessions/describe';
+import { displayTitle, FloorText, floorBanner, floorHolder, isEnded, isOwnSession, ownerLabel, refusalLines, secondsUntil, shortDuration, statusOf } from '../sessions/describe';
 import type { SessionStore } from '../sessions/session-store';
 import type { RendererKind } from '../terminal/renderer-choice';
 import { forgetScreen } from '../terminal/screen-cache';
@@ -20,6 +20,18 @@ import { PANEL_ID, tabDomId } from './Sidebar';
 import { TerminalPane } from './TerminalPane';
 import { useClearToast, useToast } from './toasts';
 import { useNow } from './use-now';
+import { TimelinePanel } from '../timeline/TimelinePanel';
+import { ReplayView, type ReplayJump } from '../replay/ReplayView';
+
+/** Whether the timeline panel is open beside terminals, remembered across reloads. */
+const TIMELINE_PREF = 'ptydeck.timeline';
+const timelinePreferred = (): boolean => {
+  try {
+    return window.localStorage.getItem(TIMELINE_PREF) !== 'closed';
+  } catch {
+    return true;
+  }
+};
 
 interface SessionViewProps {
   session: SessionSummary;
@@ -43,6 +55,18 @@ export function SessionView({ session, store, online }: SessionViewProps) {
   const ended = isEnded(session);
   const status = statusOf(session);
   const lastReadOnlyHint = useRef(0);
+  const [timelineOpen, setTimelineOpen] = useState(timelinePreferred);
+  const [replaying, setReplaying] = useState(false);
+  const [jump, setJump] = useState<ReplayJump | null>(null);
+  const toggleTimeline = () =>
+    setTimelineOpen((open) => {
+      try {
+        window.localStorage.setItem(TIMELINE_PREF, open ? 'closed' : 'open');
+      } catch {
+        // private mode: not remembered
+      }
+      return !open;
+    });
 
   const openFind = useCallback(() => setFind((f) => ({ open: true, signal: f.signal + 1 })), []);
   const closeFind = useCallback(() => {
@@ -154,6 +178,21 @@ export function SessionView({ session, store, online }: SessionViewProps) {
           </div>
         </div>
         <div className="session-actions">
+          <button
+            type="button"
+            className={`btn btn-small ${replaying ? 'btn-primary' : 'btn-quiet'}`}
+            aria-pressed={replaying}
+            onClick={() => {
+              setJump(null);
+              setReplaying((r) => !r);
+            }}
+            title="Play this terminal's recording back, from any moment"
+          >
+            Replay
+          </button>
+          <button type="button" className={`btn btn-small ${timelineOpen ? 'btn-primary' : 'btn-quiet'}`} aria-pressed={timelineOpen} onClick={toggleTimeline} title="Who did what, and when">
+            Timeline
+          </button>
           <button type="button" className="icon-btn" aria-label="Find in terminal" title="Find (Ctrl+Shift+F)" onClick={openFind}>
             <SearchIcon />
           </button>
@@ -162,37 +201,53 @@ export function SessionView({ session, store, online }: SessionViewProps) {
       </header>
 
       <div className="session-body">
-        <div
-          className={`terminal-frame floor-${session.floor}${ended ? ' ended' : ''}`}
-          data-testid="terminal-frame"
-          data-floor={session.floor}
-          data-controller={session.controller}
-          data-renderer={renderer}
-        >
-          <FloorStrip session={session} link={link} online={online}>
-            {/* An ended session has no floor left to hold. */}
-            {ended ? null : <FloorControls session={session} busy={busy} offline={!online} onFloor={setFloor} onRelease={release} onInterrupt={interrupt} onFit={fit} />}
-          </FloorStrip>
-          {session.waitingForInput && !ended ? <QuestionBar session={session} onTakeOver={() => setFloor('takeover')} /> : null}
-          <div className="terminal-body">
-            <TerminalPane
-              sessionId={session.id}
-              floor={session.floor}
-              ended={ended}
-              own={isOwnSession(session)}
-              online={online}
-              events={events}
-              onController={(c) => (controller.current = c)}
-            />
-            {scale.cropped ? (
-              <div className="cropped-note" data-testid="cropped-note">
-                <WarningIcon />
-                Cropped: {session.cols}×{session.rows} does not fit this pane even at {scale.fontSize} px. Scroll to see the rest, or widen the window.
-              </div>
-            ) : null}
-            {find.open && controller.current ? <FindBar search={controller.current.search} terminal={controller.current.term} focusSignal={find.signal} onClose={closeFind} /> : null}
+        {replaying ? (
+          <ReplayView source={{ kind: 'session', id: session.id }} title={displayTitle(session)} jump={jump} withTimeline={false} onClose={() => setReplaying(false)} closeLabel={ended ? 'Back' : 'Back to live'} />
+        ) : (
+          <div
+            className={`terminal-frame floor-${session.floor}${ended ? ' ended' : ''}`}
+            data-testid="terminal-frame"
+            data-floor={session.floor}
+            data-controller={session.controller}
+            data-renderer={renderer}
+          >
+            <FloorStrip session={session} link={link} online={online}>
+              {/* An ended session has no floor left to hold. */}
+              {ended ? null : <FloorControls session={session} busy={busy} offline={!online} onFloor={setFloor} onRelease={release} onInterrupt={interrupt} onFit={fit} />}
+            </FloorStrip>
+            {session.waitingForInput && !ended ? <QuestionBar session={session} onTakeOver={() => setFloor('takeover')} /> : null}
+            <div className="terminal-body">
+              <TerminalPane
+                sessionId={session.id}
+                floor={session.floor}
+                ended={ended}
+                own={isOwnSession(session)}
+                online={online}
+                events={events}
+                onController={(c) => (controller.current = c)}
+              />
+              {scale.cropped ? (
+                <div className="cropped-note" data-testid="cropped-note">
+                  <WarningIcon />
+                  Cropped: {session.cols}×{session.rows} does not fit this pane even at {scale.fontSize} px. Scroll to see the rest, or widen the window.
+                </div>
+              ) : null}
+              {find.open && controller.current ? <FindBar search={controller.current.search} terminal={controller.current.term} focusSignal={find.signal} onClose={closeFind} /> : null}
+            </div>
           </div>
-        </div>
+        )}
+        {timelineOpen ? (
+          <TimelinePanel
+            source={{ kind: 'session', id: session.id }}
+            live={!ended}
+            refreshKey={session}
+            selectedSeq={replaying ? (jump?.seq ?? null) : null}
+            onPick={(e) => {
+              setJump((j) => ({ at: e.at, seq: e.seq, n: (j?.n ?? 0) + 1 }));
+              setReplaying(true);
+            }}
+          />
+        ) : null}
         {panels.map((p) => (
           <aside key={p.id} className="session-side-panel" data-panel={p.id}>
             <p.Component session={session} />

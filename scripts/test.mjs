@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// `npm test`: type-check, build, then the unit and integration tests (vitest) and the browser tests
+// (Playwright). Every step runs even when an earlier one failed (one failure must not hide the others'
+// results), except that nothing can be tested without a build; the run fails if any step failed.
+//
+// The whole run carries one marker in its environment (test/leftovers.ts): each runner's global teardown
+// fails it when a process it started is still alive at the end.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { root } from './build.mjs';
+
+// The same name as RUN_MARKER in test/leftovers.ts.
+process.env.PD_TEST_RUN_ID ||= `${Date.now().toString(36)}-${randomBytes(8).toString('hex')}`;
+
+const bin = (rel) => join(root, 'node_modules', rel);
+const steps = [
+  { name: 'typecheck (main)', args: [bin('typescript/bin/tsc'), '-p', 'tsconfig.node.json'] },
+  { name: 'typecheck (viewer)', args: [bin('typescript/bin/tsc'), '-p', 'tsconfig.web.json'] },
+  { name: 'build', args: [join(root, 'scripts/build.mjs')], required: true },
+  { name: 'vitest', args: [bin('vitest/vitest.mjs'), 'run'] },
+  { name: 'playwright', args: [bin('@playwright/test/cli.js'), 'test'] },
+];
+
+const results = [];
+for (const step of steps) {
+  console.log(`\n=== ${step.name}\n`);
+  const r = spawnSync(process.execPath, step.args, { cwd: root, stdio: 'inherit' });
+  const ok = r.status === 0;
+  results.push({ name: step.name, ok, how: ok ? 'passed' : r.signal ? `killed by ${r.signal}` : `FAILED (exit ${r.status})` });
+  if (!ok && step.required) {
+    results.push(...steps.slice(steps.indexOf(step) + 1).map((s) => ({ name: s.name, ok: false, how: 'not run (no build)' })));
+    break;
+  }
+}
+
+console.log('\n=== npm test');
+for (const r of results) console.log(`  ${r.ok ? 'ok  ' : 'FAIL'}  ${r.name}: ${r.how}`);
+process.exit(results.every((r) => r.ok) ? 0 : 1);

@@ -1,0 +1,168 @@
+import type { ProcessExit, TerminalProcess } from '../backends/backend';
+import { HostConstants } from '../constants';
+import { LogCursor, OutputHub } from '../output-hub';
+import { OutputLog } from '../output-log';
+import type { HostedSessionInfo } from './protocol';
+
+/**
+ * One terminal inside the PTY host: the PTY, its output log (absolute offsets, bounded), and at most
+ * one attached server, which follows the log with a cursor, as a WebSocket client does in the server.
+ *
+ * While a server is attached and falls far behind, the PTY is paused: a terminal nobody reads blocks
+ * the program writing to it, and the server never loses a byte it was following. With no server
+ * attached the host reads on, into its bounded log, so a program never blocks while ptydeck restarts.
+ */
+export interface OutputSink {
+  /** Hands one OUTPUT frame to the connection; `flushed` runs once the kernel has it. */
+  output(handle: number, offset: number, payload: Buffer, flushed: () => void): void;
+  exit(handle: number, exit: ProcessExit): void;
+  synced(handle: number, token: number): void;
+}
+
+interface Attachment {
+  sink: OutputSink;
+  handle: number;
+  cursor: LogCursor;
+  exitSent: boolean;
+  /** SYNC tokens to answer once the cursor has sent everything read so far. */
+  syncs: number[];
+}
+
+export class HostedSession {
+  readonly log: OutputLog;
+  exit: ProcessExit | null = null;
+  readonly startTime: number | null;
+  private readonly hub: OutputHub;
+  private attachment: Attachment | null = null;
+  private paused = false;
+  /** The server asked to hold the PTY back for a slow client of its own. */
+  private held = false;
+  /** When output last arrived (the host's memory budget spills the least recently active first). */
+  lastActiveAt = Date.now();
+
+  constructor(
+    readonly id: string,
+    readonly proc: TerminalProcess,
+    logBytes: number,
+    public record: unknown,
+    startTime: number | null,
+    memory: { noteGrowth(bytes: number): void } | null = null,
+  ) {
+    this.log = new OutputLog(logBytes);
+    this.startTime = startTime;
+    this.hub = new OutputHub(() => this.checkFlow());
+    proc.onData((data) => {
+      this.lastActiveAt = Date.now();
+      this.log.append(data);
+      memory?.noteGrowth(data.length);
+      this.hub.notify(data.length);
+      this.checkFlow();
+    });
+    proc.onExit((e) => {
+      this.exit = e;
+      this.hub.flush();
+    });
+  }
+
+  get pid(): number {
+    return this.proc.pid;
+  }
+
+  info(): HostedSessionInfo {
+    return { id: this.id, pid: this.pid, startTime: this.startTime, logStart: this.log.start, logEnd: this.log.end, exit: this.exit, record: this.record };
+  }
+
+  /** Streams output from `from` (clamped to what the log holds) to `sink`; a previous attachment ends. */
+  attach(sink: OutputSink, handle: number, from: number): void {
+    this.detach();
+    const att: Attachment = {
+      sink,
+      handle,
+      exitSent: false,
+      syncs: [],
+      cursor: new LogCursor({
+        log: this.log,
+        from: Math.min(Math.max(from, this.log.start), this.log.end),
+        wholeCharacters: false,
+        maxFrameBytes: HostConstants.MaxFrameBytes,
+        send: (payload, _channel, at, flushed) =>
+          sink.output(handle, at, payload, () => {
+            flushed();
+            this.checkFlow();
+          }),
+        // Bytes the log dropped before this server read them: the next frame's offset says where it resumes.
+        onGap: () => true,
+      }),
+    };
+    this.attachment = att;
+    this.hub.attach(att.cursor);
+    att.cursor.pump();
+    this.checkFlow();
+  }
+
+  /** The attached server went away (its connection closed): keep running, reading into the log. */
+  detach(sink?: OutputSink): void {
+    const att = this.attachment;
+    if (!att || (sink && att.sink !== sink)) return;
+    att.cursor.stop();
+    this.hub.detach(att.cursor);
+    this.attachment = null;
+    this.checkFlow();
+  }
+
+  /**
+   * Answers once every byte the PTY holds now has been read and handed to the connection: one turn of
+   * the loop reads the PTY dry (its poll phase), the flush sends it, and SYNCED follows those frames.
+   */
+  sync(sink: OutputSink, token: number): void {
+    setImmediate(() => {
+      const att = this.attachment;
+      if (!att || att.sink !== sink) {
+        sink.synced(0, token);
+        return;
+      }
+      att.syncs.push(token);
+      this.hub.flush();
+      this.checkFlow();
+    });
+  }
+
+  hold(on: boolean): void {
+    this.held = on;
+    this.checkFlow();
+  }
+
+  isAttachedTo(sink: OutputSink): boolean {
+    return this.attachment?.sink === sink;
+  }
+
+  /** Pauses or resumes the PTY by how far the attached server lags; reports the exit once it has every byte. */
+  private checkFlow(): void {
+    const att = this.attachment;
+    const lag = att ? this.log.end - att.cursor.offset + att.cursor.unflushed : 0;
+    const pauseAbove = Math.min(HostConstants.PauseAboveBytes, this.log.capacity / 2);
+    if (!this.paused && att && (lag > pauseAbove || this.held) && !this.exit) {
+      this.paused = true;
+      this.proc.pause?.();
+    } else if (this.paused && (!att || (!this.held && lag < Math.min(HostConstants.ResumeBelowBytes, pauseAbove / 2)))) {
+      this.paused = false;
+      this.proc.resume?.();
+    }
+    if (att && att.syncs.length && att.cursor.offset >= this.log.end) for (const t of att.syncs.splice(0)) att.sink.synced(att.handle, t);
+    if (att && this.exit && !att.exitSent && att.cursor.offset >= this.log.end) {
+      att.exitSent = true;
+      att.sink.exit(att.handle, this.exit);
+    }
+  }
+
+  /** Ends the shell if it still runs (the server has torn its tree down already, as a rule). */
+  end(): void {
+    this.detach();
+    if (this.exit) return;
+    this.proc.kill('SIGHUP');
+    const timer = setTimeout(() => {
+      if (!this.exit) this.proc.kill('SIGKILL');
+    }, HostConstants.ReleaseKillMs);
+    timer.unref();
+  }
+}

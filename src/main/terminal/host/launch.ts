@@ -1,0 +1,59 @@
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { sanitizedEnvironment } from '../shell-integration';
+import { ensurePrivateDir, hostPaths } from './host-paths';
+
+/**
+ * Starting the PTY host: the built entry (out/main/pty-host.js) under this process's own Node. Inside
+ * Electron that binary is Electron, which runs as plain Node with ELECTRON_RUN_AS_NODE=1. The host gets
+ * the sanitized environment (no PTYDECK_TOKEN, no PTYDECK_* at all, no Electron switches): it needs
+ * none of it, and the shells it starts get the environment each session's spawn request carries.
+ */
+export interface HostCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** The built host entry: beside the running bundle, or (running from source, as the tests do) in out/main. */
+export function hostEntryPath(from: string = __dirname): string | null {
+  const beside = join(from, 'pty-host.js');
+  if (existsSync(beside)) return beside;
+  for (let dir = from; ; dir = dirname(dir)) {
+    const built = join(dir, 'out', 'main', 'pty-host.js');
+    if (existsSync(built)) return built;
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+export function hostCommand(
+  home: string,
+  entry: string,
+  runtime: { execPath: string; versions: Record<string, string | undefined>; env: Record<string, string | undefined> } = process,
+): HostCommand {
+  const env = sanitizedEnvironment(runtime.env);
+  if (runtime.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
+  return { file: runtime.execPath, args: [entry, '--home', home], env };
+}
+
+/**
+ * Starts a host for `home`, detached in its own session (it must outlive us and never get our
+ * terminal's signals), its output going to the host log. Returns its pid.
+ */
+export function spawnHost(home: string): number {
+  const entry = hostEntryPath();
+  if (!entry) throw new Error('the PTY host is not built (out/main/pty-host.js is missing): run `npm run build`');
+  const paths = hostPaths(home);
+  ensurePrivateDir(paths.dir);
+  const cmd = hostCommand(home, entry);
+  const logFd = openSync(paths.log, 'a', 0o600);
+  try {
+    const child = spawn(cmd.file, cmd.args, { env: cmd.env, detached: true, stdio: ['ignore', logFd, logFd], cwd: '/' });
+    child.on('error', () => undefined);
+    child.unref();
+    return child.pid ?? 0;
+  } finally {
+    closeSync(logFd);
+  }
+}

@@ -1,0 +1,90 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { MemoryConstants } from './constants';
+
+/**
+ * One memory budget for what all sessions hold: their output logs and their headless screens. Memory
+ * per session is bounded by configuration; this bounds the sum, so a hundred busy sessions cost what
+ * the budget says, not a hundred times the largest one.
+ *
+ * Over budget, in this order (least recently active sessions first):
+ *   1. screens nobody watches are dropped: the next look rebuilds them from the log's tail;
+ *   2. cold log segments go to disk, each session keeping its newest HotTailBytes in memory: a replay
+ *      or a slow client's backlog reads them back from there.
+ */
+export interface BudgetedSession {
+  readonly lastActiveAt: number;
+  /** Memory of its log (resident segments). */
+  readonly logResidentBytes: number;
+  /** Memory of its headless screen (0 without one). */
+  readonly screenBytes: number;
+  /** Drops the screen if nobody uses it now; returns the bytes freed. */
+  dropScreen(): number;
+  /** Moves cold log segments to disk until `wanted` bytes are freed (keeping the hot tail); returns the bytes freed. */
+  spillLog(keepBytes: number, wanted: number, dir: string | null): number;
+}
+
+export class MemoryBudget {
+  private grown = 0;
+  private scheduled = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    readonly limitBytes: number,
+    private readonly sessions: () => BudgetedSession[],
+    /** Where spilled segments go (a private directory); null: the system's temporary directory. */
+    private readonly spillDir: string | null,
+  ) {
+    this.timer = setInterval(() => this.enforce(), MemoryConstants.CheckMs);
+    this.timer.unref();
+  }
+
+  /** Output was appended: a large enough growth checks the budget without waiting for the timer. */
+  noteGrowth(bytes: number): void {
+    this.grown += bytes;
+    if (this.scheduled || this.grown < this.limitBytes / MemoryConstants.GrowthChecksPerBudget) return;
+    this.scheduled = true;
+    setImmediate(() => this.enforce());
+  }
+
+  /** Total memory held now, and what enforcing freed. */
+  enforce(): { heldBytes: number; freedBytes: number } {
+    this.scheduled = false;
+    this.grown = 0;
+    const all = this.sessions();
+    let held = 0;
+    for (const s of all) held += s.logResidentBytes + s.screenBytes;
+    const before = held;
+    if (held > this.limitBytes) {
+      const byAge = [...all].sort((a, b) => a.lastActiveAt - b.lastActiveAt);
+      for (const s of byAge) {
+        if (held <= this.limitBytes) break;
+        held -= s.dropScreen();
+      }
+      // Hot tails must fit too: with many sessions each keeps less (half the budget shared out).
+      const keep = Math.max(MemoryConstants.MinHotTailBytes, Math.min(MemoryConstants.HotTailBytes, Math.floor(this.limitBytes / (2 * all.length))));
+      for (const s of byAge) {
+        if (held <= this.limitBytes) break;
+        held -= s.spillLog(keep, held - this.limitBytes, this.spillDir);
+      }
+    }
+    return { heldBytes: held, freedBytes: before - held };
+  }
+
+  dispose(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** Spilled output goes under the state directory (private to the user), else the system's temporary one. */
+export function spillDirIn(stateDir: string | null): string | null {
+  if (!stateDir) return null;
+  const dir = join(stateDir, 'spill');
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  } catch {
+    return null;
+  }
+}
+

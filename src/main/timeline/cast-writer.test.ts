@@ -1,0 +1,87 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, test } from 'vitest';
+import { CastThread } from './cast-worker';
+import { CastWriter } from './cast-writer';
+
+const dir = mkdtempSync(join(tmpdir(), 'ptydeck-cast-unit-'));
+const thread = new CastThread();
+afterAll(async () => {
+  await thread.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const header = { version: 2 as const, width: 80, height: 24, timestamp: Math.floor(Date.now() / 1000) };
+const unlimited = { maxBytes: 1 << 30, reserve: () => true };
+
+function events(path: string): [number, string, string][] {
+  return readFileSync(path, 'utf8').trimEnd().split('\n').slice(1).map((l) => JSON.parse(l));
+}
+
+test('output cut inside a multi-byte character anywhere comes out as whole characters, in order', async () => {
+  const text = 'a☃é漢🎉z'.repeat(50);
+  const bytes = Buffer.from(text);
+  for (let cut = 1; cut < 12; cut++) {
+    const path = join(dir, `cut-${cut}.cast`);
+    const w = new CastWriter(thread, path, header, unlimited, () => undefined);
+    for (let i = 0; i < bytes.length; i += cut) {
+      w.output(bytes.subarray(i, i + cut), Date.now());
+      // An input event between chunks forces the staged output out, mid-character.
+      if (i % (cut * 7) === 0) w.input('k', Date.now());
+    }
+    await w.close();
+    const out = events(path).filter((e) => e[1] === 'o').map((e) => e[2]).join('');
+    expect(out).toBe(text);
+    expect(events(path).every((e) => !e[2].includes('\uFFFD'))).toBe(true);
+  }
+});
+
+test('event times count from the header, never go back, and each kind is written as asciicast v2 says', async () => {
+  const path = join(dir, 'kinds.cast');
+  const w = new CastWriter(thread, path, header, unlimited, () => undefined);
+  const t0 = header.timestamp * 1000 + 1500;
+  w.output(Buffer.from('hello'), t0);
+  w.resize(100, 30, t0 + 10);
+  w.marker('ls -la', t0 + 20);
+  w.input('[hidden: 8 bytes]', t0 + 30);
+  w.output(Buffer.from(' world'), t0 + 40);
+  await w.close();
+  expect(events(path)).toEqual([
+    [1.5, 'o', 'hello'],
+    [1.51, 'r', '100x30'],
+    [1.52, 'm', 'ls -la'],
+    [1.53, 'i', '[hidden: 8 bytes]'],
+    [1.54, 'o', ' world'],
+  ]);
+});
+
+test('past its cap a recording stops, says so once in the file, and ignores what follows', async () => {
+  const path = join(dir, 'cap.cast');
+  const stops: string[] = [];
+  const w = new CastWriter(thread, path, header, { maxBytes: 400, reserve: () => true }, (why) => stops.push(why));
+  for (let i = 0; i < 50; i++) {
+    w.output(Buffer.from(`line ${i}\r\n`), Date.now());
+    w.marker(`m${i}`, Date.now());
+  }
+  await w.close();
+  expect(stops).toHaveLength(1);
+  expect(stops[0]).toMatch(/cap of 400 bytes/);
+  const last = events(path).at(-1)!;
+  expect(last[1]).toBe('m');
+  expect(last[2]).toMatch(/recording stopped/);
+});
+
+test('a write that fails (a full disk) is reported once and the writer keeps taking output without throwing', async () => {
+  const stops: string[] = [];
+  const w = new CastWriter(thread, '/dev/full', header, unlimited, (why) => stops.push(why));
+  for (let i = 0; i < 20; i++) {
+    w.output(Buffer.alloc(70000, 0x61), Date.now());
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await w.flush();
+  await w.close();
+  expect(stops).toHaveLength(1);
+  expect(stops[0]).toMatch(/ENOSPC|no space/i);
+  expect(w.stopped).toBe(stops[0]);
+});
