@@ -233,10 +233,11 @@ test('listings count the person’s viewers apart from other clients', async () 
 });
 
 describe('after a restart', () => {
-  test('a durable session the person held, with no viewer back, returns to the agent when the lease runs out', async () => {
-    if (!tmuxAvailability().ok) return expect.fail(`tmux is required (${tmuxAvailability().why})`);
+  // The PTY host is the default durable backend; tmux is the other.
+  test.each(['host', 'tmux'])('a durable session (%s) the person held, with no viewer back, returns to the agent when the lease runs out', async (backend) => {
+    if (backend === 'tmux' && !tmuxAvailability().ok) return expect.fail(`tmux is required (${tmuxAvailability().why})`);
     const home = mkdtempSync(join(tmpdir(), 'ptydeck-deck-restart-'));
-    const config = () => loadConfig({ port: '0' }, { ...process.env, PTYDECK_TOKEN: '', PTYDECK_HOME: home, AIO_SHELL_BACKEND: 'tmux', PTYDECK_FLOOR_LEASE_SECS: '1' });
+    const config = () => loadConfig({ port: '0' }, { ...process.env, PTYDECK_TOKEN: '', PTYDECK_HOME: home, AIO_SHELL_BACKEND: backend, PTYDECK_FLOOR_LEASE_SECS: '1' });
     const call = async (url: string, token: string, method: string, path: string, body?: unknown) => {
       const r = await fetch(url + path, { method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
       return { status: r.status, body: await r.json() };
@@ -255,12 +256,13 @@ describe('after a restart', () => {
       first = await startPtydeck(config());
       const url2 = first.server.url;
       const back = await call(url2, admin, 'GET', `/api/sessions/${id}`);
-      expect(back.body).toMatchObject({ restored: true, title: 'held across a restart', titleSource: 'set' });
+      expect(back.body).toMatchObject({ backend, restored: true, title: 'held across a restart', titleSource: 'set' });
       expect(await until(async () => (await call(url2, admin, 'GET', `/api/sessions/${id}`)).body.floor === 'watch', 10000)).toBe(true);
       expect((await call(url2, agent, 'GET', `/api/sessions/${id}`)).body.floorReason).toMatch(/floor lease/);
       await call(url2, admin, 'DELETE', `/api/sessions/${id}`);
     } finally {
-      await first.stop();
+      // Ends the PTY host and ptydeck's tmux server too.
+      await first.stop('end-everything');
       const sock = join(home, 'tmux', 'server.sock');
       if (existsSync(sock)) {
         try {

@@ -125,6 +125,7 @@ export class SessionManager {
   private readonly creating = new Map<string, Promise<{ session: Session; created: boolean }>>();
   private readonly backends: SessionBackends;
   private readonly saveTimers = new Map<'host' | 'tmux', NodeJS.Timeout>();
+  private recordsFinal = false;
   readonly memory: MemoryBudget;
   private readonly reaper: NodeJS.Timeout;
   private readonly waitMonitor: NodeJS.Timeout;
@@ -253,7 +254,9 @@ export class SessionManager {
 
   /** Records of a durable backend's sessions go to it at most every DurableSaveMs (they change with every command). */
   private scheduleSave(kind: 'host' | 'tmux'): void {
-    if (this.saveTimers.has(kind)) return;
+    // After a shutdown's last save the records stand: a late change (a session let go, a feature
+    // still winding down) must not overwrite them with a list that no longer holds the survivors.
+    if (this.recordsFinal || this.saveTimers.has(kind)) return;
     const timer = setTimeout(() => {
       this.saveTimers.delete(kind);
       this.saveNow(kind);
@@ -377,6 +380,9 @@ export class SessionManager {
       return;
     }
     for (const kind of ['host', 'tmux'] as const) this.saveNow(kind);
+    this.recordsFinal = true;
+    for (const t of this.saveTimers.values()) clearTimeout(t);
+    this.saveTimers.clear();
     await Promise.all(
       this.list().map(async (s) => {
         if (s.isDurable) {
