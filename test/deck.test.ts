@@ -140,6 +140,10 @@ describe('the floor lease', () => {
     const s = await as(claude)('GET', `/api/sessions/${id}`);
     expect(s.body).toMatchObject({ controller: 'agent', floorLeaseExpiresAt: null, floorReason: expect.stringMatching(/no viewer of the person was connected for 1 s/) });
     expect((await as(claude)('POST', `/v2/pty/sessions/${id}/exec`, { command: 'echo free' })).body.data.output).toBe('free');
+    // Its timeline says so too: ptydeck handed the floor back, and why.
+    type Ev = { kind: string; mode?: string; who: string; reason?: string };
+    const timeline = async () => (await as(claude)('GET', `/api/sessions/${id}/timeline`)).body.events as Ev[];
+    expect(await until(async () => (await timeline()).some((e) => e.kind === 'floor' && e.mode === 'watch' && e.who === 'ptydeck' && /floor lease/.test(e.reason ?? '')))).toBe(true);
   });
 
   test('a connected viewer keeps the floor held; the lease starts when the last one leaves', async () => {
