@@ -25,12 +25,19 @@ import { ReplayView, type ReplayJump } from '../replay/ReplayView';
 
 /** Whether the timeline panel is open beside terminals, remembered across reloads. */
 const TIMELINE_PREF = 'ptydeck.timeline';
+/**
+ * Until the person chooses, the timeline opens by itself only in a window this wide: its 300 px would
+ * otherwise shrink an agent's screen below a readable font (a 120x36 terminal at 900x600 is cropped).
+ */
+const TIMELINE_BESIDE_QUERY = '(min-width: 1200px)';
 const timelinePreferred = (): boolean => {
   try {
-    return window.localStorage.getItem(TIMELINE_PREF) !== 'closed';
+    const chosen = window.localStorage.getItem(TIMELINE_PREF);
+    if (chosen !== null) return chosen !== 'closed';
   } catch {
-    return true;
+    // private mode: nothing remembered
   }
+  return window.matchMedia(TIMELINE_BESIDE_QUERY).matches;
 };
 
 interface SessionViewProps {
