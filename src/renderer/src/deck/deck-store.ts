@@ -29,8 +29,9 @@ export class DeckStore {
   private readonly arrived = new Set<string>();
   private frame = 0;
 
+  /** Opens the socket; once open, it reconnects by itself (a second call changes nothing). */
   start(): void {
-    this.socket?.stop();
+    if (this.socket) return;
     const socket = new ReconnectingSocket(() => wsUrl('/api/deck'), {
       // A new socket knows nothing of what this page wants.
       onOpen: () => this.sendWanted(),

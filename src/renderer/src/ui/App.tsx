@@ -77,15 +77,20 @@ export function App() {
 
   useEffect(() => {
     void store.start();
-    deck.start();
     return () => {
       store.stop();
       deck.stop();
     };
   }, [store, deck]);
 
-  // The deck socket follows the events socket's view of the server, as the terminal sockets do.
-  useEffect(() => deck.hold(state.link.state === 'down'), [deck, state.link.state]);
+  // The deck socket opens once the page is signed in (before, the server could only refuse it: an error
+  // on the way to the login form), closes when it is signed out, and otherwise follows the events
+  // socket's view of the server, as the terminal sockets do.
+  useEffect(() => {
+    if (state.link.state === 'live') deck.start();
+    else if (state.link.state === 'login') deck.stop();
+    deck.hold(state.link.state === 'down');
+  }, [deck, state.link.state]);
 
   useEffect(() => {
     setSidebarOpen(!narrow);
