@@ -36,6 +36,9 @@ export const LayoutConstants = {
   NarrowQuery: '(max-width: 860px)',
   /** Below this width the queue starts closed (it would leave the terminal too little room). */
   QueueBesideQuery: '(min-width: 1200px)',
+  /** The timeline panel shows by itself beside a terminal from this width, or this one when the queue is open too. */
+  TimelineBesideQuery: '(min-width: 1200px)',
+  TimelineBesideQueueQuery: '(min-width: 1700px)',
 } as const;
 
 export function App() {
@@ -114,6 +117,7 @@ export function App() {
 
   const items = useAttention(state.sessions, dismissed);
   const queueOpen = queueChoice ?? (queueFits && items.length > 0);
+  const sideRoom = useMediaQuery(queueOpen ? LayoutConstants.TimelineBesideQueueQuery : LayoutConstants.TimelineBesideQuery);
   const waiting = ordered.filter((s) => s.waitingForInput && s.shellState !== 'exited').length;
   useEffect(() => {
     document.title = waiting ? `(${waiting}) ptydeck` : 'ptydeck';
@@ -252,7 +256,7 @@ export function App() {
                 {view === 'overview' ? (
                   <Overview sessions={ordered} deck={deck} paused={paused} agentTokens={agentTokens} online={online} onOpen={choose} onTokensChanged={refreshTokens} />
                 ) : selected ? (
-                  <SessionView key={selected.id} session={selected} store={store} online={online} />
+                  <SessionView key={selected.id} session={selected} store={store} online={online} sideRoom={sideRoom} />
                 ) : null}
               </main>
             )}

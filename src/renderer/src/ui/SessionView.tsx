@@ -23,21 +23,15 @@ import { useNow } from './use-now';
 import { TimelinePanel } from '../timeline/TimelinePanel';
 import { ReplayView, type ReplayJump } from '../replay/ReplayView';
 
-/** Whether the timeline panel is open beside terminals, remembered across reloads. */
+/** Whether the person opened or closed the timeline panel beside terminals, remembered across reloads (null: never chose). */
 const TIMELINE_PREF = 'ptydeck.timeline';
-/**
- * Until the person chooses, the timeline opens by itself only in a window this wide: its 300 px would
- * otherwise shrink an agent's screen below a readable font (a 120x36 terminal at 900x600 is cropped).
- */
-const TIMELINE_BESIDE_QUERY = '(min-width: 1200px)';
-const timelinePreferred = (): boolean => {
+const timelineChosen = (): boolean | null => {
   try {
     const chosen = window.localStorage.getItem(TIMELINE_PREF);
-    if (chosen !== null) return chosen !== 'closed';
+    return chosen === null ? null : chosen !== 'closed';
   } catch {
-    // private mode: nothing remembered
+    return null; // private mode: nothing remembered
   }
-  return window.matchMedia(TIMELINE_BESIDE_QUERY).matches;
 };
 
 interface SessionViewProps {
@@ -45,12 +39,17 @@ interface SessionViewProps {
   store: SessionStore;
   /** The events socket is up: REST calls have a chance, and the summary is current. */
   online: boolean;
+  /**
+   * There is room beside the terminal for the timeline (App's LayoutConstants): until the person
+   * chooses, it shows only then, or its 300 px would shrink an agent's screen below a readable font.
+   */
+  sideRoom: boolean;
 }
 
 const READ_ONLY_HINT = 'read-only-hint';
 
 /** The selected session: its header, the floor strip and controls, the terminal in a frame coloured by floor, and any side panels. */
-export function SessionView({ session, store, online }: SessionViewProps) {
+export function SessionView({ session, store, online, sideRoom }: SessionViewProps) {
   const toast = useToast();
   const clearToast = useClearToast();
   const controller = useRef<TerminalController | null>(null);
@@ -62,18 +61,18 @@ export function SessionView({ session, store, online }: SessionViewProps) {
   const ended = isEnded(session);
   const status = statusOf(session);
   const lastReadOnlyHint = useRef(0);
-  const [timelineOpen, setTimelineOpen] = useState(timelinePreferred);
+  const [timelineChoice, setTimelineChoice] = useState(timelineChosen);
+  const timelineOpen = timelineChoice ?? sideRoom;
   const [replaying, setReplaying] = useState(false);
   const [jump, setJump] = useState<ReplayJump | null>(null);
-  const toggleTimeline = () =>
-    setTimelineOpen((open) => {
-      try {
-        window.localStorage.setItem(TIMELINE_PREF, open ? 'closed' : 'open');
-      } catch {
-        // private mode: not remembered
-      }
-      return !open;
-    });
+  const toggleTimeline = () => {
+    try {
+      window.localStorage.setItem(TIMELINE_PREF, timelineOpen ? 'closed' : 'open');
+    } catch {
+      // private mode: not remembered
+    }
+    setTimelineChoice(!timelineOpen);
+  };
 
   const openFind = useCallback(() => setFind((f) => ({ open: true, signal: f.signal + 1 })), []);
   const closeFind = useCallback(() => {
