@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 // The suites that exercise a session's behaviour run on every backend: native PTYs, the PTY host, tmux sessions.
 const everyBackend = [
   'test/aio-rest.test.ts',
+  'test/aio-sse.test.ts',
   'test/aio-ws.test.ts',
   'test/execd.test.ts',
   'test/viewer-ws.test.ts',
@@ -11,6 +12,7 @@ const everyBackend = [
   'test/mcp.test.ts',
   'test/backpressure.test.ts',
   'test/timeline.test.ts',
+  'test/approvals.test.ts',
 ];
 
 export default defineConfig({
@@ -29,7 +31,8 @@ export default defineConfig({
       {
         extends: true,
         // Playwright's e2e/*.spec.ts and the benchmarks are not vitest's.
-        test: { name: 'native', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], env: { PTYDECK_TEST_BACKEND: 'native' } },
+        // test/tmp/ is for one's own scratch files (ignored by git): never part of a run.
+        test: { name: 'native', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: ['**/node_modules/**', 'test/tmp/**'], env: { PTYDECK_TEST_BACKEND: 'native' } },
       },
       { extends: true, test: { name: 'host', include: everyBackend, env: { PTYDECK_TEST_BACKEND: 'host' } } },
       { extends: true, test: { name: 'tmux', include: everyBackend, env: { PTYDECK_TEST_BACKEND: 'tmux' } } },

@@ -2,10 +2,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { approvalsCase } from './cases/approvals';
 import { echoCase } from './cases/echo';
 import { floodCase } from './cases/flood';
 import { overviewRenderCase } from './cases/overview-render';
 import { recordingCase } from './cases/recording';
+import { remotesCase } from './cases/remotes';
 import { roundTripCase } from './cases/round-trip';
 import { scaleCase } from './cases/scale';
 import { restartCase } from './cases/restart';
@@ -29,7 +31,7 @@ import { markdownTable, type Row } from './lib/table';
  * read FAILED and the run exit 1.
  */
 // The viewer cases are last on purpose: the viewer is the part most likely to be in flux.
-const CASES: BenchCase[] = [throughputCase, throughputNativeCase, echoCase, roundTripCase, scaleCase, floodCase, restartCase, tmuxBackendCase, recordingCase, viewerRenderCase, overviewRenderCase];
+const CASES: BenchCase[] = [throughputCase, throughputNativeCase, echoCase, roundTripCase, scaleCase, floodCase, restartCase, tmuxBackendCase, recordingCase, remotesCase, approvalsCase, viewerRenderCase, overviewRenderCase];
 
 const REPORT = join(__dirname, '..', 'docs', 'PERFORMANCE.md');
 /** A quick run is a smoke test: its figures are not worth quoting, so it does not replace the report. */

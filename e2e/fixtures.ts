@@ -7,6 +7,8 @@ import { spawnServer, type ServerProcess } from '../test/server-process';
 export interface CliServer extends ServerProcess {
   /** An agent's own token (name `agent`), made at start: what the tests' "agent" calls with. */
   agentToken: string;
+  /** A fresh one-time login link (what `ptydeck url` prints); `viewerUrl` carries no credential. */
+  loginUrl(): Promise<string>;
   api<T = any>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }>;
   /** Ends the server and everything it started (test/server-process.ts), and deletes its home. */
   stop(): Promise<void>;
@@ -25,6 +27,11 @@ export async function startCliServer(env: Record<string, string> = {}): Promise<
     return {
       ...srv,
       agentToken,
+      async loginUrl() {
+        const res = await fetch(`${srv.url}/api/login-links`, { method: 'POST', headers: { Authorization: `Bearer ${srv.token}` } });
+        if (!res.ok) throw new Error(`no login link: ${res.status} ${await res.text()}`);
+        return ((await res.json()) as { url: string }).url;
+      },
       async api(method, path, body, token = srv.token) {
         const res = await fetch(srv.url + path, {
           method,

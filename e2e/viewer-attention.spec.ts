@@ -46,7 +46,7 @@ test('a session that starts waiting for input is flagged in its tab and calls th
   let events: WebSocketRoute | null = null;
   const last = new Map<string, Record<string, unknown>>();
   const waiting = new Set<string>();
-  await page.routeWebSocket(/\/api\/events$/, (ws) => {
+  await page.routeWebSocket(/\/api\/events(\?|$)/, (ws) => {
     events = ws;
     const server = ws.connectToServer();
     server.onMessage((m) => {

@@ -281,12 +281,15 @@ test('the person’s own terminal speaks of no agent: no Take over, no Release',
   await expect(page.getByTestId('floor-banner')).not.toContainText('Agent');
 });
 
-test('a wrong ?token= or an agent’s token at login says what is wrong', async ({ page, srv }) => {
-  await page.goto(`${srv.url}/?token=not-the-token`);
-  await expect(page.getByRole('alert')).toContainText("not this server's admin token", SLOW);
+test('a token in the URL signs nobody in; a used login link or an agent’s token at login says what is wrong', async ({ page, srv }) => {
+  // Since the login sessions (issue 11) a URL carries no admin token: one there is dropped, and signs nobody in.
+  await page.goto(`${srv.url}/?token=${encodeURIComponent(srv.token)}`);
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible(SLOW);
   expect(page.url()).not.toContain('token');
-  await page.goto(`${srv.url}/?token=${encodeURIComponent(srv.agentToken)}`);
-  await expect(page.getByRole('alert')).toContainText("an agent's token", SLOW);
+  const link = await srv.loginUrl();
+  await fetch(`${srv.url}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: new URL(link).searchParams.get('login') }) });
+  await page.goto(link);
+  await expect(page.getByText('used already')).toBeVisible(SLOW);
   const field = page.getByLabel('Admin token', { exact: true });
   await field.fill(srv.agentToken);
   await page.getByRole('button', { name: 'Sign in' }).click();

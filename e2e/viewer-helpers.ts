@@ -36,9 +36,9 @@ export { expect };
 /** Generous: the machine is shared, and a shell start or a socket reconnect may take a while. */
 export const SLOW = { timeout: 20_000 } as const;
 
-/** Opens the viewer the way a person does: the printed URL, whose token becomes a cookie. */
+/** Opens the viewer the way a person does: a one-time login link, which the page trades for a viewer session. */
 export async function openViewer(page: Page, srv: CliServer, query: Record<string, string> = {}): Promise<void> {
-  const url = new URL(srv.viewerUrl);
+  const url = new URL(await srv.loginUrl());
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
   await page.goto(url.toString());
   await expect(page.getByTestId('link-state')).toHaveAttribute('data-state', 'live', SLOW);
@@ -105,7 +105,7 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SCREENS, `${name}.png`) });
 }
 
-/** A second `ptydeck serve` on the same port and home (hence the same admin token and cookie). */
+/** A second `ptydeck serve` on the same port and home (hence the same admin token, and the viewer sessions kept there). */
 export async function serveAgain(srv: CliServer, port: number): Promise<ChildProcess> {
   const proc = spawn(process.execPath, [join(__dirname, '..', 'bin', 'ptydeck.js'), 'serve', '--port', String(port)], {
     env: { ...process.env, PTYDECK_TOKEN: '', PTYDECK_HOME: srv.home, AIO_SHELL_BACKEND: BACKEND },

@@ -23,18 +23,36 @@ import {
  * test-results/screens/.
  */
 
-test('the printed viewer URL trades its token for an HttpOnly cookie and drops it from the address bar', async ({ page, context, srv }) => {
-  await page.goto(srv.viewerUrl);
-  await expect(page).toHaveURL(/\/$/);
-  expect(page.url()).not.toContain('token');
-  const cookies = await context.cookies();
-  const viewer = cookies.find((c) => c.name === 'ptydeck_viewer');
+test('a login link signs in once: the code leaves the address bar, the cookie is HttpOnly and named for the port, and is no credential alone', async ({ page, context, srv }) => {
+  const link = await srv.loginUrl();
+  expect(link).not.toContain(srv.token);
+  await page.goto(link);
+  await expect(page.getByTestId('link-state')).toHaveAttribute('data-state', 'live', SLOW);
+  expect(page.url()).not.toContain('login=');
+  const port = new URL(srv.url).port;
+  const viewer = (await context.cookies()).find((c) => c.name === `ptydeck_viewer_${port}`);
   expect(viewer?.httpOnly).toBe(true);
   expect(viewer?.sameSite).toBe('Strict');
+  expect(viewer?.expires).toBe(-1); // a session cookie
   await expect(page.getByRole('heading', { name: 'ptydeck' })).toBeVisible();
-  // The cookie is a credential for the API from this origin.
-  const status = await page.evaluate(async () => (await fetch('/v2/pty/sessions')).status);
-  expect(status).toBe(200);
+  // With its key the page may call the API; the cookie alone (what another port would receive) may not.
+  const [withKey, cookieOnly] = await page.evaluate(async () => {
+    const key = localStorage.getItem('ptydeck.viewerKey') ?? '';
+    const a = await fetch('/v2/pty/sessions', { headers: { 'X-Ptydeck-Viewer-Key': key } });
+    const b = await fetch('/v2/pty/sessions');
+    return [a.status, b.status];
+  });
+  expect([withKey, cookieOnly]).toEqual([200, 401]);
+  // The same link again opens nothing: the page asks to sign in, saying why.
+  const again = await context.browser()!.newContext();
+  try {
+    const other = await again.newPage();
+    await other.goto(link);
+    await expect(other.getByLabel('Admin token', { exact: true })).toBeVisible(SLOW);
+    await expect(other.locator('.login-message')).toContainText('used already');
+  } finally {
+    await again.close();
+  }
 });
 
 test('a page without the cookie asks for the admin token, refuses a wrong one and signs in with the right one', async ({ page, srv }) => {
@@ -82,9 +100,10 @@ test('the empty state says how agents open terminals, and opens one of your own 
   await expect(page.getByTestId('terminal-frame')).toHaveAttribute('data-floor', 'type');
   await expect(page.getByTestId('link-state')).toHaveAttribute('data-state', 'live');
   await page.getByTestId('terminal').click();
-  await page.keyboard.type('echo mine-$((40+2))');
+  await page.keyboard.type('echo mine-$((40+2))-$PTYDECK_TEST_PERSON_RC');
   await page.keyboard.press('Enter');
-  await expectTerminalToShow(page, id, 'mine-42');
+  // The person's own ~/.bashrc was read (the test's HOME has one that sets this).
+  await expectTerminalToShow(page, id, 'mine-42-loaded');
 });
 
 test('an agent’s new session appears without a reload, shows its output, its running command, and Interrupt stops it', async ({ page, srv }) => {
@@ -297,7 +316,7 @@ test('/terminal?session_id= (AIO’s WebShell link) opens on that session', asyn
   await agentSession(srv);
   const wanted = await agentSession(srv);
   await agentExec(srv, wanted, 'echo the-wanted-one');
-  await page.goto(srv.viewerUrl);
+  await openViewer(page, srv);
   await page.goto(`${srv.url}/terminal?session_id=${wanted}`);
   await expect(tab(page, wanted)).toHaveAttribute('aria-selected', 'true', SLOW);
   await expectTerminalToShow(page, wanted, 'the-wanted-one');

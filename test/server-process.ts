@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { endHost } from './helpers';
 import { join } from 'node:path';
 
@@ -30,7 +30,7 @@ export interface ServerProcess {
 export async function spawnServer(home: string, env: Record<string, string> = {}, timeoutMs = 45_000): Promise<ServerProcess> {
   if (!existsSync(cliPath)) throw new Error(`the CLI is not built (${cliPath}); npm test builds it first`);
   const proc = spawn(process.execPath, [binPath, 'serve', '--port', '0'], {
-    env: { ...process.env, PTYDECK_TOKEN: '', ...env, PTYDECK_HOME: home },
+    env: { ...process.env, PTYDECK_TOKEN: '', HOME: personHome(home), ...env, PTYDECK_HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
@@ -73,6 +73,18 @@ export async function spawnServer(home: string, env: Record<string, string> = {}
       endHome(home);
     },
   };
+}
+
+/**
+ * A HOME of the test's own with a small ~/.bashrc, so a person's terminal (which reads it) does not
+ * depend on this machine's: a real rc may take a minute (pyenv's rehash waits on a lock that a killed
+ * shell left behind).
+ */
+function personHome(home: string): string {
+  const dir = join(home, 'person');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, '.bashrc'), "export PTYDECK_TEST_PERSON_RC=loaded\n");
+  return dir;
 }
 
 /**

@@ -47,6 +47,22 @@ async function timelineUntil(id: string, pred: (events: TimelineEvent[]) => bool
   return events;
 }
 
+/** Whether `parent` has a child process named `name` (/proc). */
+function childNamed(parent: number, name: string): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent && comm === name) return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
+
 describe('who did what', () => {
   test("an agent's exec and a person's typing in the viewer appear with the right who and door", async () => {
     const id = await agentSession();
@@ -92,6 +108,9 @@ describe('who did what', () => {
     expect((await srv.api('POST', `/api/sessions/${id}/release`)).status).toBe(200);
     await asAgent(claude, 'POST', `/v2/pty/sessions/${id}/exec`, { command: 'sleep 30', async: true });
     await until(async () => (await srv.api('GET', `/api/sessions/${id}`)).body.shellState === 'busy');
+    // Busy comes a moment before `sleep` does (in an agent's bash the approval hook asks first): signal it once it runs.
+    const shell = srv.app.manager.get(id)!.pid!;
+    await until(() => childNamed(shell, 'sleep'));
     const sig = await asAgent(claude, 'POST', `/api/sessions/${id}/signal`, { signal: 'SIGINT' });
     expect(sig.body.delivered).toBe(true);
     await asAgent(claude, 'POST', `/v2/pty/sessions/${id}/input`, { input: 'exit 3\r' });
@@ -112,6 +131,56 @@ describe('who did what', () => {
     expect(order[4]).toMatchObject({ exitCode: 3 });
     // The refused keys never became input.
     expect(events.some((e) => e.kind === 'input' && e.text.includes('never'))).toBe(false);
+  });
+});
+
+test("a bash-API session's commands, output, refusals and close are on its timeline like a terminal's", async () => {
+  const first = await asAgent(claude, 'POST', '/v1/bash/exec', { command: 'echo bash-$((3+4)); echo oops >&2; exit 2' });
+  expect(first.status, JSON.stringify(first.body)).toBe(200);
+  const id: string = first.body.data.session_id;
+  expect((await srv.api('POST', `/api/sessions/${id}/takeover`)).status).toBe(200);
+  expect((await asAgent(claude, 'POST', '/v1/bash/exec', { session_id: id, command: 'echo never' })).status).toBe(423);
+  expect((await srv.api('POST', `/api/sessions/${id}/release`)).status).toBe(200);
+  expect((await asAgent(claude, 'POST', `/v1/bash/sessions/${id}/close`)).status).toBe(200);
+
+  const events = await timelineUntil(id, (es) => es.some((e) => e.kind === 'closed'));
+  expect(events[0]).toMatchObject({ kind: 'created', who: 'claude', door: 'aio-bash', offset: 0 });
+  expect(events.find((e) => e.kind === 'input')).toMatchObject({ who: 'claude', door: 'aio-bash', command: 'echo bash-$((3+4)); echo oops >&2; exit 2' });
+  expect(events.find((e) => e.kind === 'command-started')).toMatchObject({ who: 'claude', command: 'echo bash-$((3+4)); echo oops >&2; exit 2', source: 'exec' });
+  const ended = events.find((e) => e.kind === 'command-ended')!;
+  expect(ended).toMatchObject({ who: 'claude', exitCode: 2 });
+  // The output (stdout, stderr and the transcript) came before the end, and offsets count it.
+  expect(ended.offset).toBeGreaterThan('bash-7\noops\n'.length);
+  expect(events.find((e) => e.kind === 'refused')).toMatchObject({ who: 'claude', door: 'aio-bash', action: 'exec' });
+  expect(events.some((e) => e.kind === 'input' && e.text.includes('never'))).toBe(false);
+  expect(events.find((e) => e.kind === 'closed')).toMatchObject({ who: 'claude', door: 'aio-bash' });
+});
+
+describe('approvals', () => {
+  test('a command asked about, approved, and one denied appear with who decided and why', async () => {
+    await srv.api('PUT', '/api/policy', { default: 'allow', rules: [{ pattern: '^echo gated-', action: 'ask' }, { pattern: '^echo forbidden', action: 'deny' }] });
+    try {
+      const id = await agentSession();
+      const pending = async () => until(async () => ((await srv.api('GET', '/api/approvals')).body.approvals as any[]).find((a) => a.session_id === id), 15000);
+      const yes = asAgent(claude, 'POST', `/v2/pty/sessions/${id}/exec`, { command: 'echo gated-yes' });
+      await srv.api('POST', `/api/approvals/${(await pending()).id}/approve`, { note: 'looks fine' });
+      expect((await yes).status).toBe(200);
+      const no = asAgent(claude, 'POST', `/v2/pty/sessions/${id}/exec`, { command: 'echo gated-no' });
+      await srv.api('POST', `/api/approvals/${(await pending()).id}/deny`, { reason: 'not now' });
+      expect((await no).status).toBe(403);
+      expect((await asAgent(claude, 'POST', `/v2/pty/sessions/${id}/exec`, { command: 'echo forbidden' })).status).toBe(403);
+      const approvals = (await timelineUntil(id, (ev) => ev.filter((e) => e.kind === 'approval').length >= 5)).filter((e) => e.kind === 'approval');
+      expect(approvals.map((e) => e.kind === 'approval' && [e.who, e.decision, e.command, e.reason ?? null])).toEqual([
+        ['claude', 'requested', 'echo gated-yes', null],
+        ['person', 'approved', 'echo gated-yes', 'looks fine'],
+        ['claude', 'requested', 'echo gated-no', null],
+        ['person', 'denied', 'echo gated-no', 'not now'],
+        ['ptydeck', 'denied', 'echo forbidden', expect.stringContaining('Denied by the approval policy: rule 2')],
+      ]);
+      expect(approvals[0].door).toBe('aio-v2');
+    } finally {
+      await srv.api('PUT', '/api/policy', { default: 'allow', rules: [] });
+    }
   });
 });
 
@@ -237,8 +306,20 @@ function runOnTerminal(file: string, args: string[]): Promise<Buffer> {
   return new Promise((resolve) => {
     const p = pty.spawn(file, args, { cols: 80, rows: 24, encoding: null } as pty.IPtyForkOptions);
     const chunks: Buffer[] = [];
-    p.onData((d: string | Buffer) => chunks.push(typeof d === 'string' ? Buffer.from(d) : d));
-    p.onExit(() => setTimeout(() => resolve(Buffer.concat(chunks)), 100));
+    let lastData = Date.now();
+    p.onData((d: string | Buffer) => {
+      chunks.push(typeof d === 'string' ? Buffer.from(d) : d);
+      lastData = Date.now();
+    });
+    // The exit may be seen before the terminal's last bytes are read (a loaded machine): done once
+    // nothing more has come for a while after it.
+    p.onExit(() => {
+      const settle = setInterval(() => {
+        if (Date.now() - lastData < 500) return;
+        clearInterval(settle);
+        resolve(Buffer.concat(chunks));
+      }, 100);
+    });
   });
 }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test, onTestFinished } from 'vitest';
@@ -86,7 +86,7 @@ test('a tmux session outlives kill -9 of ptydeck with nothing lost; an ended one
   await killServer('SIGTERM');
   ({ url, token } = await startServer());
   const again = await call('POST', '/v2/pty/sessions/build/exec', { command: 'echo third-life' });
-  expect(again.body.data.output).toBe('third-life');
+  expect(again.body.data?.output, JSON.stringify(again.body)).toBe('third-life');
 
   // Closing it for real ends the tmux session and removes its files.
   expect((await call('DELETE', '/v2/pty/sessions/build')).body.success).toBe(true);
@@ -109,6 +109,19 @@ test('an implicit session (exec without id), an expiring one and an anonymous so
   anonymous.close();
   await killServer('SIGTERM');
 }, 90_000);
+
+test("a session's output segments on disk are readable only by the user (0600)", async () => {
+  const { url, token } = await startServer();
+  const h = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const sid = (await (await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers: h, body: '{"cwd":"/tmp"}' })).json()).data.session_id;
+  await fetch(`${url}/v2/pty/sessions/${sid}/exec`, { method: 'POST', headers: h, body: '{"command":"echo secret-output"}' });
+  const dir = join(home, 'tmux', tmuxSessionName(sid));
+  const segments = readdirSync(dir).filter((n) => n.startsWith('seg.'));
+  expect(segments.length).toBeGreaterThan(0);
+  expect(segments.map((n) => [n, (statSync(join(dir, n)).mode & 0o777).toString(8)])).toEqual(segments.map((n) => [n, '600']));
+  await fetch(`${url}/v2/pty/sessions/${sid}`, { method: 'DELETE', headers: h });
+  await killServer('SIGTERM');
+});
 
 test('AIO_SHELL_BACKEND=tmux without a tmux binary: explicit creation answers 503, implicit sessions still work', async () => {
   // A PATH with no tmux on it (bash is found by its absolute path; node by its own).

@@ -97,7 +97,7 @@ export const overviewRenderCase: BenchCase = {
       const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
       const page = await context.newPage();
       await page.addInitScript(COUNT_GLANCES);
-      await page.goto(srv.viewerUrl);
+      await page.goto(await srv.loginUrl());
       await page.getByTestId('overview-button').click({ timeout: 20_000 });
       // Polled with evaluate: the page's CSP refuses the string eval waitForFunction would use.
       for (const deadline = Date.now() + 30_000; !(await page.evaluate(ALL_IN_VIEW_LIVE)); ) {

@@ -11,7 +11,7 @@ import { fmtMiBs, fmtRatio, type Row } from '../lib/table';
 
 /**
  * Case 6, viewer rendering: Chromium opens the viewer page on a session (`/?session_id=<id>`, after
- * `/?token=` set the cookie), the session `cat`s a 32 MiB payload, and the clock runs from typing the
+ * a login link signed it in), the session `cat`s a 32 MiB payload, and the clock runs from typing the
  * command until the terminal's buffer holds the END marker line (read through the page's test hook
  * `window.__ptydeckTerminalText(id)`) and two animation frames have passed, so the last state is painted.
  * With the WebGL renderer and with the DOM fallback (`?renderer=dom`).
@@ -121,7 +121,7 @@ async function viewerRun(srv: BenchServer, browser: Browser, payload: Payload, r
     await waitForPrompt(srv, id);
     const page = await context.newPage();
     await page.addInitScript(COUNT_FRAMES);
-    const url = new URL(srv.viewerUrl);
+    const url = new URL(await srv.loginUrl());
     url.searchParams.set('session_id', id);
     if (renderer === 'dom') url.searchParams.set('renderer', 'dom');
     await page.goto(url.toString());

@@ -108,6 +108,12 @@ and rate limits raised).
    again on the same home. *Figure:* the time from starting it until it answers with every session listed
    (their logs replayed from the host); the bytes the client lost resuming from its offset (length and
    CRC, must be 0). *Baseline:* a server starting on a fresh home, until it answers.
+8. **Approval gate.** In an agent's bash, ptydeck's hook asks the server about each command line before it
+   runs. **50 rules**: \`exec true\` over AIO v2 in an agent's session while the policy holds 50 \`ask\` rules
+   none of which matches, against the same session with no rules (the policy is switched between rounds,
+   ABBA): what rules cost a session they do not stop. **The hook**: the same agent session with no rules,
+   against a session without the hook (the person's own, which is never gated): one round trip to the
+   server per line (about two process wake-ups), which a loaded machine magnifies.
 
 ${changes}
 ## Notes from this run

@@ -15,8 +15,8 @@ export interface BenchServer {
   token: string;
   pid: number;
   home: string;
-  /** The viewer URL with the admin token (opened once, it becomes a cookie). */
-  viewerUrl: string;
+  /** A fresh one-time login link to the viewer (the page trades it for a viewer session). */
+  loginUrl(): Promise<string>;
   api<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   /** A ws:// URL for `path` with the admin token in the query (WebSockets may carry it there). */
   wsUrl(path: string, query?: Record<string, string>): string;
@@ -125,7 +125,7 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
     await new Promise((r) => setTimeout(r, 25));
   }
   // The file may be seen before its contents are complete.
-  let info: { url: string; token: string; pid: number; viewerUrl: string } | null = null;
+  let info: { url: string; token: string; pid: number } | null = null;
   while (!info) {
     try {
       info = JSON.parse(readFileSync(runtime, 'utf8'));
@@ -133,13 +133,17 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
       await new Promise((r) => setTimeout(r, 10));
     }
   }
-  const { url, token, pid, viewerUrl } = info!;
+  const { url, token, pid } = info!;
   return {
     url,
     token,
     pid,
     home,
-    viewerUrl,
+    async loginUrl() {
+      const res = await fetch(`${url}/api/login-links`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+      if (!res.ok) throw new Error(`no login link: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { url: string }).url;
+    },
     async api(method, path, body) {
       const res = await fetch(url + path, {
         method,

@@ -1,5 +1,6 @@
 import type { ServerConfig } from './config';
-import { TokenStore } from './api/auth';
+import { ADMIN, TokenStore } from './api/auth';
+import { aioBashDoor } from './api/aio-bash';
 import { aioV1Door } from './api/aio-v1';
 import { aioV2Door } from './api/aio-v2';
 import { aioWsDoor } from './api/aio-ws';
@@ -9,17 +10,27 @@ import { tokensDoor } from './api/tokens';
 import { mcpDoor } from './api/mcp';
 import { viewerWsDoor } from './api/viewer-ws';
 import { startServer, type Door, type RunningServer } from './api/server';
-import { findViewerDir, viewerStaticDoor } from './api/viewer-static';
+import { findViewerDir, loginLink, viewerStaticDoor } from './api/viewer-static';
+import { ViewerLogins } from './api/viewer-login';
 import { ensureHome, removeRuntimeFile, writeRuntimeFile } from './home';
 import { acquireServerLock } from './server-lock';
 import { SessionManager } from './terminal/manager';
-import type { Feature, FeatureFactory } from './feature';
+import type { Feature, FeatureEvents, FeatureFactory } from './feature';
+import { Emitter } from './terminal/emitter';
 import { deckFeature } from './deck';
 import { PersonPresence } from './presence';
+import { remotesFeature } from './remotes/feature';
 import { timelineFeature } from './timeline/timeline-feature';
+import { approvalsFeature } from './approvals';
+import { fileSecretStore, type SecretStore } from './secret-store';
 
 /** The features that ride on the core, in the order they start (see feature.ts). */
-export const FEATURES: FeatureFactory[] = [timelineFeature, deckFeature];
+export const FEATURES: FeatureFactory[] = [timelineFeature, approvalsFeature, deckFeature, remotesFeature];
+
+/** What only the embedding process can supply (the Electron entry: the OS keychain). */
+export interface PtydeckExtras {
+  secretStore?: SecretStore;
+}
 
 /**
  * ptydeck without a window: the session manager, the credentials, and the server with every door.
@@ -30,8 +41,8 @@ export interface Ptydeck {
   tokens: TokenStore;
   server: RunningServer;
   runtimeFile: string;
-  /** The viewer URL with the admin token, for a person to open once (it is exchanged for a cookie). */
-  viewerLoginUrl: string;
+  /** A one-time login link to the viewer (works once, within a minute); each call mints a new one. */
+  loginLink(): string;
   /**
    * Stops the server. `keep-durable` (quitting) leaves durable sessions running for the next start to
    * take back; `end-everything` (tests, which must leave nothing behind) ends them too, and every
@@ -43,10 +54,10 @@ export interface Ptydeck {
 export type StopMode = 'keep-durable' | 'end-everything';
 
 export function allDoors(viewerDir: string | null): Door[] {
-  return [aioV1Door, aioV2Door, aioWsDoor, execdDoor, nativeDoor, tokensDoor, mcpDoor, viewerWsDoor, viewerStaticDoor(viewerDir)];
+  return [aioV1Door, aioBashDoor, aioV2Door, aioWsDoor, execdDoor, nativeDoor, tokensDoor, mcpDoor, viewerWsDoor, viewerStaticDoor(viewerDir)];
 }
 
-export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
+export async function startPtydeck(config: ServerConfig, extras: PtydeckExtras = {}): Promise<Ptydeck> {
   ensureHome(config.home);
   // Before anything touches the home: a second server on it must not adopt the first one's sessions or
   // overwrite its runtime file (this throws ServerRunningError, naming the running one).
@@ -57,13 +68,19 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   let server: RunningServer;
   try {
     tokens = new TokenStore(config.home, config.tokenFromEnv);
-    const sessions = (manager = new SessionManager({ ...config.manager, backend: config.backend, stateDir: config.home }));
-    // Terminals an earlier run left behind (PTY host, tmux) come back first, with their output, before any door is asked.
-    await sessions.adoptDurableSessions();
+    const sessions = (manager = new SessionManager({ ...config.manager, personOwner: ADMIN.name, backend: config.backend, stateDir: config.home }));
+    // What in-process sessions of a server that died without closing them left running is ended first.
+    await sessions.reapOrphans();
+    const events = new Emitter<FeatureEvents>();
     const presence = new PersonPresence();
-    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home, presence }));
+    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home, events, secrets: extras.secretStore ?? fileSecretStore, presence }));
+    await Promise.all(features.map((f) => f.ready));
+    // Terminals an earlier run left behind (PTY host, tmux) come back, with their output, before any door
+    // is asked, and after the features are ready: a feature hears of them, and a session gated before
+    // the restart finds its gate.
+    await sessions.adoptDurableSessions();
     const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
-    server = await startServer({ manager: sessions, tokens, config, presence, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
+    server = await startServer({ manager: sessions, tokens, logins: new ViewerLogins(config.home), config, presence, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
   } catch (err) {
     await Promise.all(features.map((f) => f.stop?.()));
     // Sessions just adopted stay running in tmux, as after a quit.
@@ -74,14 +91,14 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
   }
   const sessions = manager;
   lock.announce(server.url);
-  const viewerLoginUrl = `${server.url}/?token=${encodeURIComponent(tokens.adminToken)}`;
   const runtimeFile = writeRuntimeFile(config.home, {
     url: server.url,
     host: config.host,
     port: server.port,
     pid: process.pid,
     token: tokens.adminToken,
-    viewerUrl: viewerLoginUrl,
+    // The viewer's address, no credential: a person signs in with a login link (`ptydeck url`).
+    viewerUrl: `${server.url}/`,
     startedAt: new Date().toISOString(),
   });
   // Whatever happens to this process, no shell it started outlives it (tmux sessions excepted).
@@ -93,7 +110,7 @@ export async function startPtydeck(config: ServerConfig): Promise<Ptydeck> {
     tokens,
     server,
     runtimeFile,
-    viewerLoginUrl,
+    loginLink: () => loginLink(server.ctx),
     stop: (mode: StopMode = 'keep-durable') =>
       (stopped ??= (async () => {
         process.off('exit', onExit);

@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
-import { isIP } from 'node:net';
 import { TokenError, TokenStore } from './api/auth';
 import { defaultHome, ensureHome } from './home';
+import { isLoopbackHost } from './loopback';
 import { findRunningServer } from './running-server';
+import { environmentWithSecretsTaken } from './secret-env';
 
 /**
  * `ptydeck`: the headless entry. Never imports electron.
@@ -13,14 +14,21 @@ import { findRunningServer } from './running-server';
  */
 const USAGE = `usage: ptydeck <command>
 
-  serve [--port N] [--host H] [--allowed-host NAME]   serve the API and the viewer (default 127.0.0.1:8791)
-  url [--api]                                         the running server's viewer URL (with the admin token); --api: its API base URL
+  serve [--port N] [--host H] [--allowed-host NAME[:PORT]] [--tls-cert CERT.pem --tls-key KEY.pem] [--insecure]
+                                                      serve the API and the viewer (default 127.0.0.1:8791); off
+                                                      loopback it needs TLS (HTTPS and WSS) or --insecure
+  url [--api]                                         a one-time login link to the running server's viewer; --api: its API base URL
   token                                               the running server's admin token (what an agent sends as Bearer)
   token create --name NAME                            create an agent token (printed once)
   token list                                          list agent tokens
   token revoke NAME                                   revoke an agent token and close its sockets
   list                                                list the running server's sessions
   mcp [--agent NAME]                                  MCP server on stdio, bridged to the running server
+  remote add NAME URL --token T [--kind ptydeck|aio] [--insecure] [--ca CERT.pem]
+                                                      show another ptydeck's (or an AIO sandbox's) terminals here;
+                                                      --token-file FILE (- for stdin) keeps the token out of ps
+  remote list                                         remotes, with their state when a server runs
+  remote remove NAME                                  forget a remote (and its token)
 
 environment: PTYDECK_HOME, PTYDECK_TOKEN, PTYDECK_PORT, AIO_SHELL_MAX_SESSIONS, AIO_SHELL_SESSION_TIMEOUT_SECS, AIO_SHELL_BACKEND`;
 
@@ -37,6 +45,10 @@ export async function main(argv: string[]): Promise<number> {
       return mcp(rest);
     case 'url':
       return url(rest);
+    case 'remote': {
+      const { remoteCommand } = await import('./remotes/cli');
+      return remoteCommand(rest, USAGE);
+    }
     case undefined:
     case 'help':
     case '--help':
@@ -56,7 +68,14 @@ function fail(message: string, code = 2): number {
 async function serve(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { port: { type: 'string' }, host: { type: 'string' }, 'allowed-host': { type: 'string', multiple: true } },
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'allowed-host': { type: 'string', multiple: true },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      insecure: { type: 'boolean', default: false },
+    },
     strict: true,
   });
   const { ConfigError, loadConfig } = await import('./config');
@@ -64,13 +83,25 @@ async function serve(args: string[]): Promise<number> {
   const { ServerRunningError } = await import('./server-lock');
   let config;
   try {
-    config = loadConfig({ port: values.port, host: values.host, allowedHosts: values['allowed-host'] });
+    // The admin token may come in the environment: read it once, and leave no trace of it there.
+    config = loadConfig(
+      {
+        port: values.port,
+        host: values.host,
+        allowedHosts: values['allowed-host'],
+        tlsCert: values['tls-cert'],
+        tlsKey: values['tls-key'],
+        insecure: values.insecure,
+      },
+      environmentWithSecretsTaken(),
+    );
   } catch (err) {
     if (err instanceof ConfigError) return fail(err.message);
     throw err;
   }
-  if (!isLoopback(config.host)) {
+  if (!isLoopbackHost(config.host)) {
     console.warn(`ptydeck: WARNING: listening on ${config.host}, not loopback: anyone who can reach this address and holds a token gets a shell.`);
+    if (!config.tls) console.warn('ptydeck: WARNING: --insecure: tokens cross the network in clear.');
   }
   let app;
   try {
@@ -81,7 +112,7 @@ async function serve(args: string[]): Promise<number> {
   }
   console.log(`ptydeck: serving the API at ${app.server.url}`);
   console.log(`ptydeck: credential and URL written to ${app.runtimeFile} (readable only by you)`);
-  console.log(`ptydeck: open the viewer: ${app.viewerLoginUrl}`);
+  console.log(`ptydeck: open the viewer (this link works once, within a minute; \`ptydeck url\` prints a new one): ${app.loginLink()}`);
   let stopping = false;
   const running = app;
   const stop = (signal: string): void => {
@@ -118,7 +149,14 @@ async function url(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { api: { type: 'boolean' } }, strict: true });
   const server = await findRunningServer(defaultHome());
   if (!server.found) return fail(server.why, 1);
-  console.log(values.api ? server.info.url : server.info.viewerUrl);
+  if (values.api) {
+    console.log(server.info.url);
+    return 0;
+  }
+  // A one-time login link, minted by the server: the admin token never goes into a URL.
+  const res = await fetch(`${server.info.url}/api/login-links`, { method: 'POST', headers: { Authorization: `Bearer ${server.info.token}` } }).catch(() => null);
+  if (!res || !res.ok) return fail(`the server at ${server.info.url} did not give a login link${res ? ` (${res.status})` : ''}`, 1);
+  console.log(((await res.json()) as { url: string }).url);
   return 0;
 }
 
@@ -185,10 +223,6 @@ async function mcp(args: string[]): Promise<number> {
   const { runMcpBridge } = await import('./mcp-bridge');
   await runMcpBridge({ url, token, agent: agentToken ? undefined : (values.agent ?? process.env.PTYDECK_AGENT_NAME ?? 'mcp') });
   return 0;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
 }
 
 /** Runs the CLI and exits with its status; bin/ptydeck.js calls this. */

@@ -3,8 +3,11 @@
  * This module imports nothing.
  */
 
-/** AIO's BashCommandStatus. `exit_code` is set only when `completed`. */
-export type CommandStatus = 'running' | 'completed' | 'hard_timeout' | 'no_change_timeout' | 'terminated';
+/**
+ * AIO's BashCommandStatus, and `denied`: a person (or the approval policy) refused the line, which
+ * never ran. `exit_code` is set only when `completed`.
+ */
+export type CommandStatus = 'running' | 'completed' | 'hard_timeout' | 'no_change_timeout' | 'terminated' | 'denied';
 
 /** Why a native `send` returned (seeds 001/002). */
 export type WaitReason = 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit';
@@ -85,18 +88,92 @@ export interface SessionSummary {
   durable: boolean;
   /** Was taken back after ptydeck restarted (it kept running while ptydeck was down). */
   restored: boolean;
+  /**
+   * The remote it lives on (see RemoteStatus), absent for the deck's own sessions. Its `id` is then
+   * `host/remote-id`, unique in the deck.
+   */
+  host?: string;
+  /** How the deck reaches a remote session, and what it can do there. */
+  remote?: RemoteSessionInfo;
+}
+
+/** Other terminal servers the deck shows (src/main/remotes): another ptydeck, or an AIO Sandbox endpoint. */
+export type RemoteKind = 'ptydeck' | 'aio';
+
+/**
+ * `connecting` before the first answer; `online`; `offline` (down, slow, refusing: `reason` says which)
+ * and retrying with backoff; `unauthorized` (the remote rejected the token: retried too, slower, in
+ * case it is fixed there).
+ */
+export type RemoteState = 'connecting' | 'online' | 'offline' | 'unauthorized';
+
+export interface RemoteStatus {
+  name: string;
+  kind: RemoteKind;
+  /** The remote's base URL (never carries a credential). */
+  url: string;
+  /** Added with --insecure: plain http to a non-loopback address. */
+  insecure: boolean;
+  /** The stored token is never shown again; this is its last few characters. */
+  tokenHint: string;
+  state: RemoteState;
+  /** Why it is not online, in words (null when online). */
+  reason: string | null;
+  /** When the state last changed (ISO). */
+  since: string;
+  /** When the next attempt starts (ISO), while offline or unauthorized. */
+  retryAt: string | null;
+  /** Sessions listed from it (kept while it is offline, so its tabs resume when it is back). */
+  sessions: number;
+}
+
+export interface RemoteSessionInfo {
+  kind: RemoteKind;
+  /** The session's id on the remote. */
+  id: string;
+  /** The deck can hold the floor there (ptydeck) or not (aio: no floor control, Watch and Type only). */
+  floorControl: boolean;
+  /**
+   * aio: how the deck watches it. `socket` through the terminal's WebSocket; `polling` its screen,
+   * because an agent holds the terminal's only socket (AIO allows one; the deck never knocks it off).
+   */
+  watch?: 'socket' | 'polling';
 }
 
 /** Frames of the viewer's session-list socket (/api/events), server to client. */
 export type ViewerEvent =
   | { type: 'hello'; sessions: SessionSummary[]; principal: string }
   | { type: 'session'; session: SessionSummary }
-  | { type: 'closed'; id: string };
+  | { type: 'closed'; id: string }
+  /** Every remote's status, after `hello` and whenever one changes (person only). */
+  | { type: 'remotes'; remotes: RemoteStatus[] };
+
+/**
+ * Channels of a session's output. A terminal has one; a session on pipes (the bash API, execd's pty=0)
+ * keeps stdout and stderr apart, and the bash API's host adds its own transcript (the command line
+ * before a command, how it ended after it).
+ */
+export const OutputChannel = { Stdout: 1, Stderr: 2, Transcript: 3 } as const;
 
 /** Frames of the viewer's terminal socket (/api/sessions/{id}/view). Output itself travels as binary frames. */
 export type ViewerServerFrame =
-  /** First frame, and again after a resync: reset the terminal to this size and write `data`. */
-  | { type: 'snapshot'; data: string; cols: number; rows: number; offset: number }
+  /**
+   * First frame, and again after a resync: reset the terminal to this size and write `data`. With
+   * `channels` (a session on pipes, which has no screen to snapshot) `data` is empty, the recent output
+   * follows as binary frames, and every binary frame starts with its OutputChannel byte.
+   */
+  | { type: 'snapshot'; data: string; cols: number; rows: number; offset: number; channels?: boolean }
+  /**
+   * First frame instead of a snapshot when the client asked `?since=N` and the log still holds N:
+   * output continues as binary frames from exactly N (keep the terminal as it is); `channels` as in a
+   * snapshot.
+   */
+  | { type: 'resume'; offset: number; cols: number; rows: number; channels?: boolean }
+  /**
+   * A remote session's host went away (`offline`, with the reason) or came back (`online`; a `resume`
+   * or `snapshot` follows). The socket stays open meanwhile; keys typed are refused with an `error`.
+   */
+  | { type: 'remote'; state: 'offline' | 'online'; reason: string | null }
   /** The PTY's size changed (another viewer or the agent resized it): render at this size. */
   | { type: 'size'; cols: number; rows: number }
   /** The viewer fell too far behind; a fresh snapshot follows. */

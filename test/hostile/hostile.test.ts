@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
@@ -6,7 +7,9 @@ import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestServer, sleep, until, type TestServer } from '../helpers';
-import { generateHttpCase, SINK_PROGRAM } from './http-gen';
+import { allPids, commandLine } from '../../src/main/terminal/processes';
+import { generateCookieCase, isEscapeMark, judgeCookieCase, PSEUDO_CREATIONS, QUERY_FLOOD, type ViewerCredentials } from './control-gen';
+import { BASH_SINK_COMMAND, generateHttpCase, SINK_PROGRAM, SNAPSHOT_CONTENT, SNAPSHOT_FILE } from './http-gen';
 import { isSentinelReply, judgeFrameReplies, judgeHttp, judgeRawResponse, judgeUpgrade, sentinelFrame } from './judge';
 import { firstDifference, LiveSession, liveProgram } from './live';
 import { describeRequest, errorMessage, Tally, type Violation } from './oracle';
@@ -45,6 +48,7 @@ const ONLY = process.env.HOSTILE_ONLY ?? null;
 const root = new Rng(SEED);
 const N = {
   http: Number(process.env.HOSTILE_HTTP ?? 1700),
+  cookies: Number(process.env.HOSTILE_COOKIES ?? 150),
   upgrades: Number(process.env.HOSTILE_UPGRADES ?? 160),
   httpWorkers: 8,
   upgradeWorkers: 4,
@@ -58,6 +62,16 @@ const LIMITS = {
   sockets: 24,
   createsPerMinute: 30,
   maxSessions: 48,
+  /** mallory holds 17 sessions from setup on: room for her creations, and a quota she can hit. */
+  sessionsPerAgent: 24,
+  /**
+   * The server's defaults: a trickling body is cut after this (the attack usually runs longer; see
+   * releaseStalls). Not shorter: on a starved machine the event loop can stall for seconds, and a
+   * deadline near that would cut honest requests whose bytes sat unread.
+   */
+  bodyTimeoutMs: 30_000,
+  headersTimeoutMs: 15_000,
+  unauthenticatedConnections: 48,
 };
 /**
  * Memory, two bounds, both measured on this whole process (vitest worker + server + clients).
@@ -85,9 +99,12 @@ let tmp: string;
 let world: UpgradeWorld;
 let viewerSink: string;
 let tokens: { admin: string; mallory: string; alice: string; carol: string };
+let viewer: ViewerCredentials;
+let floodId: string;
+let savedEnvToken: string | undefined;
 const tally = new Tally();
 const lives: LiveSession[] = [];
-const stalls: { name: string; held: Held }[] = [];
+const stalls: { name: string; held: Held; mustBeCut?: number; stop?: () => void }[] = [];
 const rss = { baseline: 0, max: 0, samples: 0, heapBaseline: 0, heapAfter: 0 };
 /** A full GC on demand (vitest's worker is not started with --expose-gc, so the flag is set at run time). */
 const gc: () => void = (() => {
@@ -157,6 +174,10 @@ beforeAll(async () => {
     PTYDECK_MAX_SOCKETS: String(LIMITS.sockets),
     PTYDECK_MAX_CREATES_PER_MINUTE: String(LIMITS.createsPerMinute),
     AIO_SHELL_MAX_SESSIONS: String(LIMITS.maxSessions),
+    PTYDECK_MAX_SESSIONS_PER_AGENT: String(LIMITS.sessionsPerAgent),
+    PTYDECK_BODY_TIMEOUT_MS: String(LIMITS.bodyTimeoutMs),
+    PTYDECK_HEADERS_TIMEOUT_MS: String(LIMITS.headersTimeoutMs),
+    PTYDECK_MAX_UNAUTHENTICATED_CONNECTIONS: String(LIMITS.unauthenticatedConnections),
     // Sessions created without a cwd start in the scratch directory, never in the user's home.
     PTYDECK_CWD: tmp,
   });
@@ -166,6 +187,21 @@ beforeAll(async () => {
     return r.body.token as string;
   };
   tokens = { admin: srv.token, mallory: await mint('mallory'), alice: await mint('alice'), carol: await mint('carol') };
+  // The server's own environment holds the admin token, as it does when PTYDECK_TOKEN starts a server
+  // that cannot scrub it: a $VAR expanded from there would leak it (the paths family looks for that).
+  savedEnvToken = process.env.PTYDECK_TOKEN;
+  process.env.PTYDECK_TOKEN = tokens.admin;
+  symlinkSync('/proc/self', join(tmp, 'link-to-proc'));
+  // The person's viewer session (cookie and key), for the cookie families.
+  const login = await fetch(`${srv.url}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token: tokens.admin }) });
+  if (login.status !== 200) throw new Error(`setup: viewer login: ${login.status}`);
+  const hmac = createHmac('sha256', tokens.admin).update('ptydeck viewer cookie v1').digest('base64url');
+  viewer = {
+    cookie: (login.headers.get('set-cookie') ?? '').split(';')[0],
+    key: ((await login.json()) as { key: string }).key,
+    fixedCookies: [`ptydeck_viewer=${hmac}`, `ptydeck_viewer_${srv.port}=${hmac}`],
+    origin: srv.url,
+  };
   const bearer = (t: string) => ({ Authorization: `Bearer ${t}` });
 
   // Live A: the session's own command on the execd door (owner: admin), watched by an execd socket.
@@ -198,10 +234,19 @@ beforeAll(async () => {
   const aShells = [await shell(tokens.admin), await shell(tokens.admin)];
   const mDoomed = [];
   for (let i = 0; i < 8; i++) mDoomed.push(await lazy(tokens.mallory));
+  // A program that floods its terminal with queries and never reads the answers, for the whole attack.
+  floodId = await shell(tokens.mallory);
+  const flood = await api(tokens.mallory, 'POST', `/v2/pty/sessions/${floodId}/exec`, { command: QUERY_FLOOD, async: true });
+  if (flood.status !== 200) throw new Error(`setup: query flood: ${JSON.stringify(flood.body)}`);
   const aDoomed = [];
   for (let i = 0; i < 6; i++) aDoomed.push(await lazy(tokens.admin));
   // The viewer's sink lets the person type (its input then reaches cat).
   await api(tokens.admin, 'POST', `/api/sessions/${viewerSink}/floor`, { mode: 'type' });
+  // Bash-API sessions whose running command swallows whatever is written to its stdin.
+  const bashSink = (token: string) => api(token, 'POST', '/v1/bash/exec', { command: BASH_SINK_COMMAND, async_mode: true, exec_dir: tmp }).then((r) => created(r, 'bash sink'));
+  const mBash = [await bashSink(tokens.mallory), await bashSink(tokens.mallory), await bashSink(tokens.mallory)];
+  const aBash = [await bashSink(tokens.admin), await bashSink(tokens.admin)];
+  writeFileSync(join(tmp, SNAPSHOT_FILE), SNAPSHOT_CONTENT);
 
   const live = lives.map((l) => l.id);
   const enc = encodeURIComponent;
@@ -214,15 +259,18 @@ beforeAll(async () => {
     inputLimit: LIMITS.inputBytes,
     live,
     liveVariants: live.flatMap((id) => [`${enc(id)}%00`, enc(id.toUpperCase()), `${enc(id)}%20`, `${enc(id)}%2F..`, `..%2F${enc(id)}`, `${enc(id)}x`, enc(id.slice(0, -1)), `%2e%2e%2F${enc(id)}`]),
-    mallory: { sinks: mSinks, interactive: mShells, doomed: mDoomed },
-    admin: { sinks: aSinks, interactive: aShells, doomed: aDoomed },
+    mallory: { sinks: mSinks, interactive: mShells, doomed: mDoomed, bash: mBash },
+    admin: { sinks: aSinks, interactive: aShells, doomed: aDoomed, bash: aBash },
     // M0-M3 are held by the frame sweep's sockets; M4 and M5 are free for second sockets and takeovers.
     freeMallorySinks: mSinks.slice(4),
+    viewer,
   };
 }, 120_000);
 
 afterAll(async () => {
   process.off('uncaughtException', onUncaught);
+  if (savedEnvToken === undefined) delete process.env.PTYDECK_TOKEN;
+  else process.env.PTYDECK_TOKEN = savedEnvToken;
   for (const s of stalls) s.held.release();
   for (const l of lives) l.watcher.close();
   closeAgent();
@@ -268,7 +316,38 @@ async function httpLane(): Promise<void> {
     const where = `seed=0x${SEED.toString(16)} ${c.id} (${c.who}, ${c.route}) [${reproduce(c.id)}]: ${describeRequest(c.req, secrets())}`;
     tally.latency('http', Date.now() - t0, where);
     judgeHttp(c, res, tally, where);
+    judgeControl(c.req, c.who, res, where);
   });
+}
+
+/** What issue 11's families add to every answer: no server secret in it, no word of another's id. */
+function judgeControl(req: { method: string; path: string; body?: Buffer }, who: string, res: { status: number; text: string }, where: string): void {
+  tally.check('no server secret in any answer');
+  if (res.text.includes(tokens.admin) && !/^\/api\/login-links/.test(req.path)) tally.violate('secret-leak', where, `the answer holds the admin token: ${res.text.slice(0, 200)}`);
+  if (who !== 'mallory' || req.method !== 'POST' || res.status !== 400 || !req.body) return;
+  let id: unknown;
+  try {
+    id = (JSON.parse(req.body.toString('utf8')) as { id?: unknown }).id;
+  } catch {
+    return;
+  }
+  if (typeof id !== 'string' || !world.live.includes(id)) return;
+  tally.check("another's id answers as any unavailable one");
+  if (/another principal|in use|exists|alice|admin/i.test(res.text)) tally.violate('existence-oracle', where, `creating with another principal's id says so: ${res.text.slice(0, 200)}`);
+}
+
+/** The viewer-cookie families, one request at a time after the attack, so that no other lane's sessions are counted. */
+async function cookieLane(): Promise<void> {
+  for (let i = 0; i < N.cookies; i++) {
+    const id = `cookie#${i}`;
+    if (!only(id)) continue;
+    const c = generateCookieCase(i, root, srv.port, viewer);
+    const before = srv.app.manager.size;
+    const res = await httpSend(srv.port, c.req, HANG_MS);
+    const where = `seed=0x${SEED.toString(16)} ${id} (${c.variant}) [${reproduce(id)}]: ${describeRequest(c.req, secrets())}`;
+    judgeCookieCase(c, res, Math.max(0, srv.app.manager.size - before), tally, where);
+    judgeControl(c.req, 'admin', res, where);
+  }
 }
 
 interface SocketPlan {
@@ -620,15 +699,46 @@ async function openStalls(): Promise<void> {
     tally.try('raw');
     stalls.push({ name: plan.name, held: await hold(srv.port, plan.bytes) });
   }
+  // Slow clients (issue 11): bodies that trickle in a byte a second, with and without a credential, and
+  // a crowd of connections that never say a word. The server must cut every one of them by itself.
+  const trickle = (name: string, head: string): void => {
+    if (!only(`stall:${name}`)) return;
+    tally.try('raw');
+    void hold(srv.port, [head]).then((held) => {
+      const timer = setInterval(() => (held.closedByServer() ? clearInterval(timer) : held.socket.write('x')), 1000);
+      timer.unref();
+      stalls.push({ name, held, mustBeCut: Date.now() + 2 * LIMITS.bodyTimeoutMs + 10_000, stop: () => clearInterval(timer) });
+    });
+  };
+  trickle('trickling body, with a credential', `POST /v2/pty/sessions HTTP/1.1\r\n${H}${M}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"cwd":"`);
+  trickle('trickling login body, without one', `POST /api/login HTTP/1.1\r\n${H}Content-Type: application/json\r\nContent-Length: 4000\r\n\r\n{"token":"`);
+  trickle('trickling headers', `GET /health HTTP/1.1\r\n${H}X-Slow: `);
+  for (let i = 0; i < LIMITS.unauthenticatedConnections + 8; i++) {
+    const name = `silent connection #${i}`;
+    if (!only(`stall:${name}`)) continue;
+    tally.try('raw');
+    stalls.push({ name, held: await hold(srv.port, []), mustBeCut: Date.now() + 2 * LIMITS.headersTimeoutMs + 10_000 });
+  }
 }
 
-function releaseStalls(): void {
+/**
+ * Judges what the stalled sockets got. The slow ones (mustBeCut) must have been closed by the server
+ * itself; the attack usually outlasts their deadline, and when it did not, this waits for it.
+ */
+async function releaseStalls(): Promise<void> {
+  const deadline = Math.max(0, ...stalls.map((s) => s.mustBeCut ?? 0));
+  await until(() => stalls.every((s) => !s.mustBeCut || s.held.closedByServer()), Math.max(0, deadline - Date.now()), 250);
   for (const s of stalls) {
+    s.stop?.();
     const res = parseHttpResponse(s.held.received());
     const status = res ? `answered ${res.status}` : s.held.closedByServer() ? 'closed by the server' : 'still waiting';
     tally.other('raw', `stall: ${status}`);
     if (res && res.status >= 500) tally.violate('server-error', `stall:${s.name}`, `got ${res.status} ${res.text.slice(0, 200)}`);
     if (res && res.status !== 101 && res.status >= 400) judgeRawResponse(res, 'native', tally, `stall:${s.name}`);
+    if (s.mustBeCut) {
+      tally.check('slow clients are cut by the server');
+      if (!s.held.closedByServer()) tally.violate('slow-client-not-cut', `stall:${s.name}`, `still open when judged, past twice its deadline (headers ${LIMITS.headersTimeoutMs / 1000} s, body ${LIMITS.bodyTimeoutMs / 1000} s)`);
+    }
     s.held.release();
   }
 }
@@ -656,6 +766,8 @@ describe('hostile input against live sessions', () => {
       tick = now;
       loop.maxLagMs = Math.max(loop.maxLagMs, lag);
       if (lag > 1000) loop.lagOver1s++;
+      const mallorys = srv.app.manager.list().filter((x) => x.owner === 'mallory').length;
+      if (mallorys > LIMITS.sessionsPerAgent) tally.violate('quota-exceeded', 'sampler', `mallory holds ${mallorys} sessions, over her quota of ${LIMITS.sessionsPerAgent}`);
     }, 100);
 
     // The live programs print a burst for every line the driver sends, for as long as the attack runs.
@@ -678,7 +790,8 @@ describe('hostile input against live sessions', () => {
       await driver;
       clearInterval(sampler);
     }
-    releaseStalls();
+    await cookieLane();
+    await releaseStalls();
 
     // The hard rules first: no crash, no 5xx, no 1011, no hang, nothing dropped without an answer.
     // (expect.soft: every broken invariant of the run is reported, not only the first.)
@@ -698,6 +811,23 @@ describe('hostile input against live sessions', () => {
       expect.soft({ owner: s.owner, closed: s.closed, alive: s.isAlive, cols: s.cols, rows: s.rows, floor: s.floor.mode }, `live ${l.label}`).toEqual({ owner: l.owner, closed: false, alive: true, cols: 80, rows: 24, floor: l.owner === 'admin' ? 'type' : 'watch' });
       expect.soft(l.bursts, `live ${l.label} ran too few bursts to span the attack`).toBeGreaterThanOrEqual(20);
     }
+
+    // The query flood did not wedge its session: stopped, it runs a command.
+    // The flood's loop runs in the shell itself (printf is a builtin), and /api's signal reaches only a
+    // program (never the shell's own group): try until it lands on one (seq, sleep), as a person would.
+    for (let i = 0; i < 100; i++) {
+      const sig = await api(tokens.mallory, 'POST', `/api/sessions/${floodId}/signal`, { signal: 'SIGINT' });
+      if (sig.body?.delivered) break;
+      await sleep(100);
+    }
+    await api(tokens.mallory, 'POST', `/v2/pty/sessions/${floodId}/wait`, { seconds: 60 });
+    const afterFlood = await api(tokens.mallory, 'POST', `/v2/pty/sessions/${floodId}/exec`, { command: 'echo flood-$((6*7))', timeout: 60 });
+    tally.check('a query flood leaves its session usable');
+    if (afterFlood.body?.data?.output !== 'flood-42') tally.violate('wedged', `session ${floodId}`, `after the query flood, exec answered ${JSON.stringify(afterFlood.body).slice(0, 300)}`);
+    // Nothing was created on a pseudo-filesystem.
+    const madeThere = PSEUDO_CREATIONS.filter((p) => existsSync(p));
+    tally.check('no directory created on a pseudo-filesystem');
+    if (madeThere.length) tally.violate('pseudo-created', 'paths family', `created: ${madeThere.join(', ')}`);
 
     // Mallory cleans up after herself: that must close only her sessions.
     const cleaned = await api(tokens.mallory, 'DELETE', '/v1/shell/sessions');
@@ -757,7 +887,7 @@ describe('hostile input against live sessions', () => {
     const sock = await openOrThrow(`${wsUrl()}/v2/pty/ws`, bearer(tokens.carol), 'final socket');
     expect(await sock.waitFor((f) => f.json?.type === 'ready')).toBeGreaterThanOrEqual(0);
     sock.close();
-  }, 300_000);
+  }, 450_000);
 
   test('every refusal says what was wrong, in its door\'s dialect, naming the field', () => {
     const vs = tally.unknownViolations(['message', 'field-not-named', 'ws-error-message']);
@@ -778,6 +908,15 @@ describe('hostile input against live sessions', () => {
     const vs = tally.unknownViolations(['accepted-invalid', 'ws-wrong-shape-not-rejected', 'ws-no-pong']);
     expect(vs, show(vs)).toEqual([]);
   });
+
+  test('every process started in a session ends with it, whatever it shed (escape family)', async () => {
+    await srv.app.manager.closeAll();
+    const left = allPids()
+      .map((pid) => ({ pid, cmd: commandLine(pid) }))
+      .filter((p) => isEscapeMark(p.cmd));
+    for (const p of left) process.kill(p.pid, 'SIGKILL');
+    expect(left.map((p) => `${p.pid} ${p.cmd}`)).toEqual([]);
+  }, 120_000);
 
   test('nothing else went wrong', () => {
     const covered = ['server-error', 'hang', 'no-answer', 'message', 'field-not-named', 'ws-error-message', 'foreign-not-403', 'auth-bypass', 'credential-not-checked-first', 'ownership', 'traversal-leak', 'accepted-invalid', 'ws-wrong-shape-not-rejected', 'ws-no-pong'];

@@ -1,4 +1,5 @@
 import type { Rng } from './prng';
+import { escapeCommand, pseudoDirs, SERVER_ENV_DIRS, type ViewerCredentials } from './control-gen';
 import { dialectOf, type Dialect } from './oracle';
 import type { HttpReq } from './transport';
 
@@ -23,6 +24,8 @@ export interface Pools {
   interactive: string[];
   /** Lazy sessions that destructive requests may close. */
   doomed: string[];
+  /** Bash-API sessions whose current command is BASH_SINK_COMMAND: any byte may be written to its stdin. */
+  bash: string[];
 }
 
 export interface World {
@@ -37,10 +40,19 @@ export interface World {
   liveVariants: string[];
   mallory: Pools;
   admin: Pools;
+  /** The person's viewer session, for the cookie families (control-gen.ts). */
+  viewer: ViewerCredentials;
 }
 
 /** A program that swallows anything typed at it and survives every signal but SIGKILL. */
 export const SINK_PROGRAM = "trap '' INT TERM HUP QUIT TSTP; stty raw -echo; exec cat >/dev/null";
+
+/** The bash API's sink: reads stdin into /dev/null, so anything written to it does nothing. */
+export const BASH_SINK_COMMAND = 'exec cat >/dev/null';
+
+/** A script the bash API may source before each command (created in the scratch directory at setup). */
+export const SNAPSHOT_FILE = 'hostile-snapshot.sh';
+export const SNAPSHOT_CONTENT = 'HOSTILE_SNAPSHOT=1\n';
 
 export const SAFE_COMMANDS = ['true', ':', 'echo hostile-ok', 'printf "%s\\n" hostile', 'sleep 0.2', 'pwd', '(exit 3)', 'echo $((6*7))', 'false'];
 
@@ -64,6 +76,8 @@ export interface HttpCase {
     publicRoute: boolean;
     /** The caller targets a session that is not its own (must never succeed). */
     foreignSession: boolean;
+    /** An agent calls a route only the person may use (must never succeed). */
+    personOnly?: boolean;
   };
 }
 
@@ -90,7 +104,23 @@ type Spec =
   | { t: 'loginToken' }
   | { t: 'title' }
   /** An agent to pause: never one the suite's sessions belong to (pausing them would turn the rest of the run into 423s). */
-  | { t: 'dormantAgent' };
+  | { t: 'dormantAgent' }
+  /** A bash-API session id: the target's, where "" means "make a new one" (valid). */
+  | { t: 'bashTarget' }
+  /** A new bash-API session id, where "" is valid too. */
+  | { t: 'bashNewId' }
+  | { t: 'offset' }
+  | { t: 'count' }
+  | { t: 'bashSignal' }
+  | { t: 'commandId' }
+  | { t: 'snapshot' }
+  | { t: 'remoteName' }
+  | { t: 'remoteUrl' }
+  | { t: 'remoteToken' }
+  | { t: 'pem' }
+  | { t: 'policyDefault' }
+  | { t: 'rules' }
+  | { t: 'note' };
 
 interface Field {
   name: string;
@@ -104,7 +134,10 @@ interface Field {
   keep?: boolean;
 }
 
-type Role = 'read' | 'write' | 'run' | 'create' | 'destroy' | 'floor' | 'tokens' | 'public' | 'list';
+type Role = 'read' | 'write' | 'run' | 'create' | 'destroy' | 'floor' | 'tokens' | 'public' | 'list' | 'approvals';
+
+/** Routes only the person's credential may use: an agent is refused (403), never served. */
+const PERSON_ONLY: Role[] = ['floor', 'tokens', 'approvals'];
 
 interface Route {
   name: string;
@@ -114,13 +147,30 @@ interface Route {
   fields?: Field[];
   /** Where the session id goes: the path (:id) or the body's `id`. */
   target?: 'param' | 'body';
+  /** Which of the caller's own sessions it targets, when not the role's usual pool. */
+  pool?: 'bash';
   query?: (rng: Rng) => { q: string; invalid: string[]; uncertain: boolean };
 }
 
 const opt = (name: string, spec: Spec): Field => ({ name, spec, nullable: true });
 /** Optional for the server, but always sent here (see Field.keep); null is refused. */
 const kept = (name: string, spec: Spec): Field => ({ name, spec, keep: true });
+/** Optional, but null is not a value for it. */
+const optNotNull = (name: string, spec: Spec): Field => ({ name, spec });
 const req = (name: string, spec: Spec): Field => ({ name, spec, required: true });
+
+/** The value a JSON body carries in `field` (the last one, as a parser reads duplicates), if it parses. */
+function sentField(body: Buffer | undefined, field: string): unknown {
+  try {
+    const parsed = body ? (JSON.parse(body.toString('utf8')) as unknown) : undefined;
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>)[field] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the server accepts as a new session's id (manager.ts SESSION_ID_PATTERN, restated: the suite judges from the docs). */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
 
 const MaxCols = 1000;
 const MaxRows = 500;
@@ -219,6 +269,39 @@ export const ROUTES: Route[] = [
     // The id goes in ?session_id= (filled in by the generator); without one the route creates a session.
   },
   { name: 'v1 capabilities', method: 'GET', path: '/v1/capabilities', role: 'list' },
+  // AIO v1 bash (pipes)
+  {
+    name: 'bash exec',
+    method: 'POST',
+    path: '/v1/bash/exec',
+    role: 'run',
+    target: 'body',
+    pool: 'bash',
+    fields: [
+      opt('session_id', { t: 'bashTarget' }),
+      req('command', { t: 'cmd' }),
+      opt('exec_dir', { t: 'dir' }),
+      opt('env', { t: 'env' }),
+      opt('async_mode', { t: 'bool' }),
+      opt('timeout', { t: 'secs' }),
+      opt('hard_timeout', { t: 'secs' }),
+      opt('max_output_length', { t: 'count' }),
+    ],
+  },
+  {
+    name: 'bash output',
+    method: 'POST',
+    path: '/v1/bash/output',
+    role: 'read',
+    target: 'body',
+    pool: 'bash',
+    fields: [req('session_id', { t: 'targetId' }), opt('command_id', { t: 'commandId' }), opt('offset', { t: 'offset' }), opt('stderr_offset', { t: 'offset' }), opt('wait', { t: 'bool' }), opt('wait_timeout', { t: 'waitSecs' })],
+  },
+  { name: 'bash write', method: 'POST', path: '/v1/bash/write', role: 'write', target: 'body', pool: 'bash', fields: [req('session_id', { t: 'targetId' }), req('input', { t: 'input' }), opt('command_id', { t: 'commandId' })] },
+  { name: 'bash kill', method: 'POST', path: '/v1/bash/kill', role: 'write', target: 'body', pool: 'bash', fields: [req('session_id', { t: 'targetId' }), opt('signal', { t: 'bashSignal' })] },
+  { name: 'bash list', method: 'GET', path: '/v1/bash/sessions', role: 'list' },
+  { name: 'bash create', method: 'POST', path: '/v1/bash/sessions/create', role: 'create', fields: [opt('session_id', { t: 'bashNewId' }), opt('exec_dir', { t: 'dir' }), opt('snapshot_path', { t: 'snapshot' })] },
+  { name: 'bash close', method: 'POST', path: '/v1/bash/sessions/:id/close', role: 'destroy', target: 'param' },
   { name: 'v1 ping', method: 'GET', path: '/v1/ping', role: 'public' },
   { name: 'health', method: 'GET', path: '/health', role: 'public' },
   // execd
@@ -255,7 +338,41 @@ export const ROUTES: Route[] = [
   { name: 'token list', method: 'GET', path: '/api/tokens', role: 'tokens' },
   { name: 'token revoke', method: 'DELETE', path: '/api/tokens/:name', role: 'tokens' },
   { name: 'login', method: 'POST', path: '/api/login', role: 'public', fields: [req('token', { t: 'loginToken' })] },
+  // remotes (the person's only). Generated URLs never reach a real host: a refused loopback port or
+  // TEST-NET-1 (192.0.2.0/24, never routed); the store caps how many are kept.
+  { name: 'remotes list', method: 'GET', path: '/api/remotes', role: 'tokens' },
+  {
+    name: 'remote add',
+    method: 'POST',
+    path: '/api/remotes',
+    role: 'tokens',
+    fields: [
+      req('name', { t: 'remoteName' }),
+      req('url', { t: 'remoteUrl' }),
+      req('token', { t: 'remoteToken' }),
+      optNotNull('kind', { t: 'enum', values: ['ptydeck', 'aio'] }),
+      optNotNull('insecure', { t: 'bool' }),
+      optNotNull('ca', { t: 'pem' }),
+    ],
+  },
+  { name: 'remote remove', method: 'DELETE', path: '/api/remotes/:name', role: 'tokens' },
+  { name: 'remote retry', method: 'POST', path: '/api/remotes/:name/retry', role: 'tokens' },
+  // Approvals (src/main/approvals/door.ts): person only.
+  { name: 'policy get', method: 'GET', path: '/api/policy', role: 'approvals' },
+  { name: 'policy put', method: 'PUT', path: '/api/policy', role: 'approvals', fields: [opt('default', { t: 'policyDefault' }), opt('rules', { t: 'rules' })] },
+  { name: 'approvals list', method: 'GET', path: '/api/approvals', role: 'approvals' },
+  { name: 'approve', method: 'POST', path: '/api/approvals/:aid/approve', role: 'approvals', fields: [opt('note', { t: 'note' }), opt('remember', { t: 'bool' })] },
+  { name: 'deny', method: 'POST', path: '/api/approvals/:aid/deny', role: 'approvals', fields: [opt('reason', { t: 'note' })] },
+  { name: 'approval takeover', method: 'POST', path: '/api/approvals/:aid/takeover', role: 'approvals', fields: [opt('reason', { t: 'note' })] },
 ];
+
+/**
+ * Rule patterns for generated policies. None can match anything this suite types (SAFE_COMMANDS, printf
+ * of random text, comments) with any real chance: a policy the admin saves here must never hold the
+ * suite's own commands, whose calls would then wait for a person.
+ */
+const INERT_PATTERNS = ['^ptydeck-hostile-never-[0-9]{6}$', '\\bzz-hostile-nomatch\\b', '(?:qqq-hostile){2}', '^$never'];
+const AGENT_NAMES = ['mallory', 'someone', 'a.b-c_d'];
 
 /** `since`, `limit` (and `agent` on /api/audit): valid values, and ones certainly invalid. */
 function timelineQuery(rng: Rng, audit: boolean): { q: string; invalid: string[]; uncertain: boolean } {
@@ -438,6 +555,8 @@ function validValue(spec: Spec, rng: Rng, w: World, ctx: { target?: string }): u
     case 'cmd':
       return rng.weighted<string>([
         [6, rng.pick(SAFE_COMMANDS)],
+        // Processes that shed parent, session and environment before the session closes (control-gen.ts).
+        [1, escapeCommand(rng)],
         [2, `printf %s ${shellQuote(rng.unicode(rng.int(1, 64)))}`],
         [1, `# ${rng.ascii(rng.int(1, 200)).replace(/[\r\n]/g, ' ')}`],
       ]);
@@ -467,6 +586,40 @@ function validValue(spec: Spec, rng: Rng, w: World, ctx: { target?: string }): u
       return rng.pick(['', 'build: staging', `h title ${rng.int(0, 1e6)}`, 'ü☃ 名前 '.repeat(3), 'x'.repeat(120), rng.unicode(rng.int(1, 40)).replace(/[\u0000-\u001f\u007f-\u009f]/g, 'x').slice(0, 60)]);
     case 'dormantAgent':
       return rng.pick(['dormant', `dormant-${rng.int(0, 20)}`, 'nobody.here_1']);
+    case 'bashTarget':
+      return ctx.target ?? '';
+    case 'bashNewId':
+      return rng.pick(['', `hb-${rng.int(0, 1e9)}`]);
+    case 'offset':
+      return rng.pick([0, 1, rng.int(0, 1e6), Number.MAX_SAFE_INTEGER]);
+    case 'count':
+      return rng.pick([0, 1, 100, 50000, rng.int(0, 1e7)]);
+    case 'bashSignal':
+      return rng.pick(['SIGTERM', 'SIGINT', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2']);
+    case 'commandId':
+      return rng.pick([crypto.randomUUID(), `c-${rng.int(0, 99)}`, '']);
+    case 'snapshot':
+      return `${w.tmp}/${SNAPSHOT_FILE}`;
+    case 'remoteName':
+      return `h${rng.int(0, 1e9)}`;
+    case 'remoteUrl':
+      return rng.pick(['http://127.0.0.1:1', `https://192.0.2.${rng.int(1, 254)}`, `https://192.0.2.${rng.int(1, 254)}:8791/deck`, 'http://localhost:1']);
+    case 'remoteToken':
+      return `pdk_${rng.ascii(32).replace(/[^\x21-\x7e]/g, 'x')}`;
+    case 'pem':
+      // No valid certificate is generated: leave the field out.
+      return null;
+    // Never "ask": that would hold every agent command of the suite for a person.
+    case 'policyDefault':
+      return 'allow';
+    case 'rules':
+      return Array.from({ length: rng.int(0, 4) }, () => ({
+        pattern: rng.pick(INERT_PATTERNS),
+        action: rng.pick(['ask', 'deny', 'allow']),
+        ...(rng.chance(0.3) ? { agent: rng.pick(AGENT_NAMES) } : {}),
+      }));
+    case 'note':
+      return rng.pick(['', 'no', rng.unicode(rng.int(1, 200)), `${rng.ascii(40)}\r\n\x1b[31m`]);
   }
 }
 
@@ -475,12 +628,12 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
   const generic: Mutation[] = [
     ...(f.keep ? [] : [{ value: MISSING, invalid: f.required ? true : false, label: 'missing' }]),
     { value: null, invalid: f.nullable ? false : true, label: 'null' },
-    { value: [], invalid: true, label: 'empty array' },
+    { value: [], invalid: spec.t !== 'rules', label: 'empty array' },
     { value: {}, invalid: spec.t === 'env' ? false : true, label: 'empty object' },
     { value: { $gt: '' }, invalid: true, label: 'operator object' },
   ];
-  const isString = ['newId', 'targetId', 'dir', 'execdDir', 'cmd', 'execdCmd', 'input', 'enum', 'signal', 'tokenName', 'user', 'loginToken', 'title', 'dormantAgent'].includes(spec.t);
-  const isNumber = ['dim', 'int', 'secs', 'waitSecs'].includes(spec.t);
+  const isString = ['newId', 'targetId', 'dir', 'execdDir', 'cmd', 'execdCmd', 'input', 'enum', 'signal', 'tokenName', 'user', 'loginToken', 'bashTarget', 'bashNewId', 'bashSignal', 'commandId', 'snapshot', 'remoteName', 'remoteUrl', 'remoteToken', 'pem', 'policyDefault', 'note', 'title', 'dormantAgent'].includes(spec.t);
+  const isNumber = ['dim', 'int', 'secs', 'waitSecs', 'offset', 'count'].includes(spec.t);
   if (isString) generic.push({ value: rng.pick([0, -1, 1.5, 1e308]), invalid: true, label: 'number for a string' }, { value: true, invalid: true, label: 'boolean for a string' });
   if (isNumber) generic.push({ value: rng.pick(['1', 'abc', '', '1e3', 'NaN', 'Infinity']), invalid: true, label: 'string for a number' }, { value: false, invalid: true, label: 'boolean for a number' });
   if (spec.t === 'bool') generic.push({ value: rng.pick(['true', 'false', 1, 0, 'yes']), invalid: true, label: 'not a boolean' });
@@ -521,6 +674,7 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
         { value: '~root', invalid: semantic, label: '~user' },
         { value: '$HOME', invalid: semantic, label: 'unexpanded variable' },
         { value: '/proc/self/fd/0', invalid: 'unknown', label: 'a tty, not a directory' },
+        { value: rng.pick(pseudoDirs(w.tmp)), invalid: semantic, label: 'a missing directory on a pseudo-filesystem' },
       );
       break;
     }
@@ -534,6 +688,8 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
         { value: '/etc/passwd/x', invalid: true, label: 'under a file' },
         { value: `${w.tmp}/${'n'.repeat(300)}`, invalid: true, label: 'component over NAME_MAX' },
         { value: '/proc/hostile-dir', invalid: true, label: 'uncreatable' },
+        { value: rng.pick(pseudoDirs(w.tmp)), invalid: true, label: 'on a pseudo-filesystem' },
+        { value: rng.pick(SERVER_ENV_DIRS), invalid: true, label: "a variable of the server's environment" },
       );
       break;
     case 'dim':
@@ -613,6 +769,96 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
         { value: huge(rng, lim), invalid: true, label: 'huge agent' },
       );
       break;
+    case 'bashTarget':
+    case 'bashNewId':
+      // "" asks for a new session (as AIO reads it): valid. A bad id on a route that creates is refused.
+      specific.push(
+        { value: '', invalid: false, label: 'empty id: a new session' },
+        { value: 'x'.repeat(129), invalid: true, label: 'id over 128' },
+        { value: huge(rng, lim), invalid: true, label: 'huge id' },
+        { value: rng.pick(HOSTILE_BODY_IDS.filter((v) => v.length <= 128)), invalid: 'unknown', label: 'hostile id' },
+      );
+      if (who !== 'admin') specific.push({ value: rng.pick(w.live), invalid: 'unknown', label: "another principal's id" });
+      break;
+    case 'offset':
+      specific.push({ value: -1, invalid: true, label: 'negative' }, { value: 1.5, invalid: true, label: 'fraction' }, { value: 1e308, invalid: true, label: '1e308' }, { value: 2 ** 53 + 2, invalid: true, label: 'beyond 2^53' });
+      break;
+    case 'count':
+      specific.push({ value: -1, invalid: true, label: 'negative' }, { value: 0.5, invalid: true, label: 'fraction' }, { value: 1e308, invalid: true, label: '1e308' });
+      break;
+    case 'bashSignal':
+      specific.push({ value: rng.pick(['SIGFOO', 'SIGSTOP', '9', 'KILL', '', 'sigterm', 'SIGTERM ']), invalid: true, label: 'not a signal kill sends' }, { value: 15, invalid: true, label: 'a number' });
+      break;
+    case 'commandId':
+      specific.push({ value: 'c'.repeat(129), invalid: true, label: 'id over 128' }, { value: huge(rng, lim), invalid: true, label: 'huge id' }, { value: rng.pick(HOSTILE_BODY_IDS), invalid: false, label: 'hostile id (unknown: ignored)' });
+      break;
+    case 'snapshot':
+      specific.push(
+        { value: '', invalid: true, label: 'empty path' },
+        { value: w.tmp, invalid: true, label: 'a directory' },
+        { value: '/dev/zero', invalid: true, label: 'a device that never ends' },
+        { value: `${w.tmp}/no-such-${rng.int(0, 1e6)}.sh`, invalid: true, label: 'missing file' },
+        { value: 'relative/snap.sh', invalid: true, label: 'relative path' },
+        { value: `${w.tmp}/a\0b`, invalid: true, label: 'NUL in path' },
+        { value: '/'.repeat(4097), invalid: true, label: 'path over 4096' },
+      );
+      break;
+    case 'remoteName':
+      specific.push(
+        { value: '', invalid: true, label: 'empty name' },
+        { value: 'Upper Case', invalid: true, label: 'uppercase and space' },
+        { value: 'local', invalid: true, label: 'reserved name' },
+        { value: 'n'.repeat(33), invalid: true, label: 'name over 32' },
+        { value: 'a/b', invalid: true, label: 'slash in name' },
+        { value: '../x', invalid: true, label: 'traversal name' },
+      );
+      break;
+    case 'remoteUrl':
+      specific.push(
+        { value: 'not a url', invalid: true, label: 'not a URL' },
+        { value: 'ftp://127.0.0.1/', invalid: true, label: 'ftp scheme' },
+        { value: 'javascript:alert(1)', invalid: true, label: 'javascript: URL' },
+        { value: 'http://user:pw@127.0.0.1:1', invalid: true, label: 'credentials in the URL' },
+        { value: 'http://127.0.0.1:1/?api_key=x', invalid: true, label: 'query in the URL' },
+        { value: `http://192.0.2.${rng.int(1, 254)}:8791`, invalid: 'unknown', label: 'plain http off loopback (insecure decides)' },
+        { value: `https://${'h'.repeat(2100)}.example`, invalid: true, label: 'URL over 2048' },
+      );
+      break;
+    case 'remoteToken':
+      specific.push({ value: '', invalid: true, label: 'empty token' }, { value: 'has space', invalid: true, label: 'space in token' }, { value: 'a\u0000b', invalid: true, label: 'NUL in token' }, { value: 't'.repeat(4097), invalid: true, label: 'token over 4096' });
+      break;
+    case 'pem':
+      specific.push(
+        { value: 'not pem', invalid: true, label: 'not PEM' },
+        { value: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----', invalid: true, label: 'PEM that does not parse' },
+        { value: 'c'.repeat(70 * 1024), invalid: true, label: 'ca over 64 KiB' },
+      );
+      break;
+    case 'policyDefault':
+      specific.push({ value: rng.pick(['deny', '', 'ASK', 'Allow', 'always']), invalid: true, label: 'not allow or ask' });
+      break;
+    case 'rules': {
+      const ok = { pattern: INERT_PATTERNS[0], action: 'ask' };
+      specific.push(
+        { value: [ok, { pattern: 'foo(', action: 'ask' }], invalid: true, label: 'invalid regular expression' },
+        { value: [{ pattern: '[z-a]', action: 'deny' }], invalid: true, label: 'invalid range' },
+        { value: [{ pattern: 'x', action: 'maybe' }], invalid: true, label: 'unknown action' },
+        { value: [{ pattern: '', action: 'ask' }], invalid: true, label: 'empty pattern' },
+        { value: [{ pattern: 5, action: 'ask' }], invalid: true, label: 'pattern not a string' },
+        { value: [{ action: 'ask' }], invalid: true, label: 'pattern missing' },
+        { value: [{ pattern: 'y'.repeat(2001), action: 'ask' }], invalid: true, label: 'pattern over 2000' },
+        { value: [{ pattern: huge(rng, lim).replace(/\0/g, 'z'), action: 'ask' }], invalid: true, label: 'huge pattern' },
+        { value: [ok, null], invalid: true, label: 'null rule' },
+        { value: [ok, 'rm'], invalid: true, label: 'string rule' },
+        { value: [{ ...ok, agent: rng.pick(['', 'has space', '../x', 'a'.repeat(65), 7]) }], invalid: true, label: 'bad agent name' },
+        { value: Array.from({ length: 501 }, () => ok), invalid: true, label: '501 rules' },
+        { value: rng.pick(['rm', 5, true]), invalid: true, label: 'rules not a list' },
+      );
+      break;
+    }
+    case 'note':
+      specific.push({ value: 'n'.repeat(2001), invalid: true, label: 'note over 2000' }, { value: huge(rng, lim), invalid: true, label: 'huge note' });
+      break;
   }
   return rng.chance(0.55) && specific.length ? rng.pick(specific) : rng.pick(generic);
 }
@@ -657,6 +903,9 @@ function credential(who: Who, rng: Rng, w: World, route: { dialect: Dialect }): 
         [2, { headers: { 'x-api-key': `${w.tokens.mallory}x` }, query: '', credential: 'invalid' }],
         [1, { headers: { Authorization: `Bearer ${'t'.repeat(600)}` }, query: '', credential: 'invalid' }],
         [1, { headers: { Authorization: `Bearer ${w.tokens.admin.slice(0, -1)}` }, query: '', credential: 'invalid' }],
+        // The person's viewer cookie as another port receives it (no key), and the old fixed cookie.
+        [1, { headers: { Cookie: w.viewer.cookie }, query: '', credential: 'invalid' }],
+        [1, { headers: { Cookie: rng.pick(w.viewer.fixedCookies), 'X-Ptydeck-Viewer-Key': w.viewer.key }, query: '', credential: 'invalid' }],
         [1, { headers: { 'x-api-key': rng.ascii(40).replace(/\s/g, 'x') }, query: '', credential: 'invalid' }],
       ]);
   }
@@ -672,7 +921,10 @@ function pickTarget(route: Route, who: Who, rng: Rng, w: World): { id: string; s
   const hostileBody = (): { id: string; foreign: boolean } => ({ id: rng.pick(HOSTILE_BODY_IDS), foreign: false });
   const hostile = (): { id: string; segment?: string; foreign: boolean } => (route.target === 'body' ? hostileBody() : hostileSegment());
   const own = who === 'admin' ? w.admin : w.mallory;
-  const others = [...w.live, ...w.admin.sinks, ...w.admin.interactive, ...w.admin.doomed];
+  // A route that creates the session it names (bash exec) could claim a doomed session's id once a
+  // destroy case has closed it, legitimately: its foreign targets are sessions no case ever closes.
+  const claims = route.fields?.some((f) => f.spec.t === 'bashTarget') === true;
+  const others = [...w.live, ...w.admin.sinks, ...w.admin.interactive, ...(claims ? [] : w.admin.doomed), ...w.admin.bash];
   const fromPool = (ids: string[]): { id: string; foreign: boolean } | null => (ids.length ? { id: rng.pick(ids), foreign: false } : null);
   const foreign = (): { id: string; segment?: string; foreign: boolean } => {
     const id = rng.pick(rng.chance(0.7) ? w.live : others);
@@ -689,7 +941,16 @@ function pickTarget(route: Route, who: Who, rng: Rng, w: World): { id: string; s
       [2, hostile],
     ])();
   }
-  const mine: string[] = route.role === 'write' ? own.sinks : route.role === 'destroy' ? own.doomed : route.role === 'run' ? [...own.interactive, ...own.sinks] : [...own.sinks, ...own.interactive, ...own.doomed];
+  const mine: string[] =
+    route.pool === 'bash'
+      ? own.bash
+      : route.role === 'write'
+        ? own.sinks
+        : route.role === 'destroy'
+          ? own.doomed
+          : route.role === 'run'
+            ? [...own.interactive, ...own.sinks]
+            : [...own.sinks, ...own.interactive, ...own.doomed];
   if (who === 'admin') {
     return rng.weighted<() => { id: string; segment?: string; foreign: boolean }>([
       [6, () => fromPool(mine) ?? random()],
@@ -745,7 +1006,7 @@ function buildBody(route: Route, rng: Rng, w: World, target: { id: string } | nu
   const fields = route.fields ?? [];
   const base: Record<string, unknown> = {};
   for (const f of fields) {
-    if (f.spec.t === 'targetId' && target) base[f.name] = target.id;
+    if ((f.spec.t === 'targetId' || f.spec.t === 'bashTarget') && target) base[f.name] = target.id;
     else if (f.required || f.keep || rng.chance(0.35)) {
       const v = validValue(f.spec, rng, w, { target: target?.id });
       if (v !== null || f.nullable) base[f.name] = v;
@@ -753,6 +1014,9 @@ function buildBody(route: Route, rng: Rng, w: World, target: { id: string } | nu
   }
   // v1 exec without an id creates a session: keep the id most of the time.
   if (route.name === 'v1 exec' && target && rng.chance(0.85)) base.id = target.id;
+  // A bash output long poll on a sink (whose command never ends) would wait AIO's default 30 s: correct,
+  // but it only slows the attack down.
+  if (route.name === 'bash output' && base.wait === true && base.wait_timeout === undefined) base.wait_timeout = 0.1;
   const json = (obj: unknown): Buffer => Buffer.from(JSON.stringify(obj), 'utf8');
   const ct = (): string =>
     rng.weighted<string>([
@@ -868,7 +1132,7 @@ function buildBody(route: Route, rng: Rng, w: World, target: { id: string } | nu
     }
     case 'dupkeys': {
       const f = rng.pick(fields);
-      const bad = f.spec.t === 'dim' || f.spec.t === 'int' || f.spec.t === 'secs' || f.spec.t === 'waitSecs' ? '"x"' : '12345';
+      const bad = ['dim', 'int', 'secs', 'waitSecs', 'offset', 'count'].includes(f.spec.t) ? '"x"' : '12345';
       const text = JSON.stringify(base).replace(/\}$/, `${Object.keys(base).length ? ',' : ''}"${f.name}":${JSON.stringify(validValue(f.spec, rng, w, { target: target?.id }))},"${f.name}":${bad}}`);
       return { body: Buffer.from(text), contentType: ct(), invalid: [f.name], uncertain: false, note: `duplicate key ${f.name}, last one invalid` };
     }
@@ -939,7 +1203,7 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
   if (rng.chance(0.08)) {
     // An unknown route or a method a route does not have.
     const method = rng.pick(METHODS);
-    let path = rng.chance(0.5) ? rng.pick(UNKNOWN_PATHS) : rng.pick(ROUTES).path.replace(':id', 'h-1').replace(':name', 'x').replace(':key', 'mabc1234-abcdef');
+    let path = rng.chance(0.5) ? rng.pick(UNKNOWN_PATHS) : rng.pick(ROUTES).path.replace(':id', 'h-1').replace(':name', 'x').replace(':aid', 'apr_x').replace(':key', 'mabc1234-abcdef');
     // DELETE /v1/shell/sessions closes every session the caller sees: the admin would close the live ones.
     if (path === '/v1/shell/sessions' && method === 'DELETE') path = '/v1/shell/sessions/stats';
     const cred = credential(who, rng, w, { dialect: dialectOf(path) });
@@ -967,6 +1231,13 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
   let queryUncertain = false;
   if (route.path.includes(':id')) path = path.replace(':id', target!.segment ?? encodeURIComponent(target!.id));
   if (route.path.includes(':name')) path = path.replace(':name', rng.pick(['nobody-here', '..%2F..', 'alice%00', '__proto__', 'x'.repeat(70), 'h-none']));
+  // No approval waits during the suite, so every id is unknown (404 for the person, 403 for an agent).
+  // A hostile segment may be refused by the router before the body is read: then the body's faults go unnamed.
+  let hostileAid = false;
+  if (route.path.includes(':aid')) {
+    hostileAid = rng.chance(0.4);
+    path = path.replace(':aid', hostileAid ? rng.pick(HOSTILE_SEGMENTS) : rng.pick(['apr_0123456789abcdef01', `apr_${rng.ascii(18).replace(/[^A-Za-z0-9]/g, 'x')}`]));
+  }
   if (route.path.includes(':key')) {
     const key = rng.pick(RECORDING_KEYS);
     path = path.replace(':key', key);
@@ -991,6 +1262,10 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
   if (cred.query) path += (path.includes('?') ? '&' : '?') + cred.query;
 
   const built = buildBody(route, rng, w, route.target === 'body' ? target : null, who);
+  // A route that creates the session it is given (bash exec) refuses an id no session may have: that
+  // field is then as wrong as any mutated one, and the refusal may name either.
+  const idField = route.fields?.find((f) => f.spec.t === 'bashTarget');
+  if (idField && target && route.target === 'body' && !SESSION_ID.test(target.id) && sentField(built.body, idField.name) === target.id) built.invalid.push(idField.name);
   const headers: Record<string, string> = { ...extra, ...cred.headers };
   if (built.body !== undefined && built.contentType) headers['Content-Type'] = built.contentType;
   // HEAD instead of GET now and then (Fastify answers HEAD for every GET route).
@@ -1006,11 +1281,14 @@ export function generateHttpCase(index: number, root: Rng, w: World): HttpCase {
     expect: {
       foreign: foreignKind ?? undefined,
       invalid: [...built.invalid, ...queryInvalid],
-      uncertain: built.uncertain || queryUncertain || Boolean(target?.segment),
-      broken: built.broken,
+      uncertain: built.uncertain || queryUncertain || Boolean(target?.segment) || hostileAid,
+      // With a hostile path segment too, which fault is answered first (a malformed URL is, before any
+      // body is read) is the server's to choose; the segment already makes the case uncertain.
+      broken: target?.segment || hostileAid ? undefined : built.broken,
       credential: cred.credential,
       publicRoute: route.role === 'public',
       foreignSession,
+      personOnly: who === 'mallory' && PERSON_ONLY.includes(route.role),
     },
   };
 }

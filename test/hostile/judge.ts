@@ -45,6 +45,7 @@ export function judgeHttp(c: HttpCase, res: HttpRes, tally: Tally, where: string
   if (c.expect.foreign) tally.check('foreign Host/Origin -> 403');
   else if (c.expect.credential !== 'valid' && !c.expect.publicRoute) tally.check('no valid credential -> 401');
   if (c.expect.foreignSession) tally.check("another's session never served");
+  if (c.expect.personOnly) tally.check('person-only route never serves an agent');
   if (c.expect.foreign) {
     if (st !== 403) tally.violate('foreign-not-403', where, `a foreign ${c.expect.foreign} must get 403: ${got}`);
     else if (!head) {
@@ -62,6 +63,7 @@ export function judgeHttp(c: HttpCase, res: HttpRes, tally: Tally, where: string
       tally.violate('accepted-invalid', where, `invalid ${c.expect.broken ? `body (${c.expect.broken})` : c.expect.invalid.join(', ')} accepted: ${got}`);
     }
     if (c.expect.foreignSession && !(json && json.success === false)) tally.violate('ownership', where, `another principal's session answered: ${got}`);
+    if (c.expect.personOnly) tally.violate('person-only', where, `an agent was served a route only the person may use: ${got}`);
     if (/root:x:0:0:/.test(res.text)) tally.violate('traversal-leak', where, 'the response holds /etc/passwd');
     if (json && json.success === false) {
       // AIO answers some refusals with 200 and success:false (a DELETE of a missing session).
@@ -202,7 +204,7 @@ export function judgeUpgrade(c: UpgradeCase, out: UpgradeOutcome, tally: Tally, 
       if ('problem' in m) tally.violate('ws-error-message', where, m.problem);
       else if (specificProblem(m.message)) tally.violate('ws-error-message', where, specificProblem(m.message)!);
     }
-    const attached = json.some((m) => m && ['ready', 'connected', 'snapshot'].includes(m.type));
+    const attached = json.some((m) => m && ['ready', 'connected', 'snapshot', 'resume'].includes(m.type));
     if (c.expect.foreignSession && attached) tally.violate('ownership', where, `attached to another principal's session: ${JSON.stringify(json).slice(0, 200)}`);
     if (error) tally.reject('wsUpgrade', `101 then error${code ? ` + close ${code}` : ''}`, code === 4404 ? 'not found' : code === 4409 ? 'conflict' : 'ws refused');
     else tally.accept('wsUpgrade', '101');

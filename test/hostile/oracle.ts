@@ -70,7 +70,7 @@ export function namesField(message: string, field: string): boolean {
 }
 
 /** 400s that are about the session's state or a limit, not about a field of the request. */
-export const STATE_MESSAGE = /running command|not active|interactive shell|limit of \d+ sessions|already in use by another|needs a WebSocket upgrade|shell (exited|did not)|Too many|has taken control|watch mode/i;
+export const STATE_MESSAGE = /running command|not active|interactive shell|limit of \d+ sessions|quota of \d+ sessions|no room for another|is not available; choose another id|needs a WebSocket upgrade|shell (exited|did not)|Too many|has taken control|watch mode|not taking input/i;
 
 export function kindOf(status: number, message = ''): string {
   switch (status) {

@@ -249,7 +249,7 @@ export interface UpgradeCase {
  * The server routes an upgrade on the WHATWG-normalized path (`/pty/%2e%2e/ws` is `/ws`), matching these
  * patterns; an unknown one is 404 before the credential is looked at.
  */
-const WS_ROUTES = [/^\/v2\/pty\/sessions\/[^/]+\/ws$/, /^\/v2\/pty\/ws$/, /^\/v1\/shell\/ws$/, /^\/pty\/[^/]+\/ws$/, /^\/api\/events$/, /^\/api\/sessions\/[^/]+\/view$/, /^\/api\/deck$/];
+const WS_ROUTES = [/^\/v2\/pty\/sessions\/[^/]+\/ws$/, /^\/v2\/pty\/ws$/, /^\/v1\/shell\/ws$/, /^\/pty\/[^/]+\/ws$/, /^\/api\/events$/, /^\/api\/sessions\/[^/]+\/view$/, /^\/api\/approvals\/events$/, /^\/api\/deck$/];
 export const normalizedPath = (target: string): string => new URL(target, 'http://x').pathname;
 export const wsRouteKnown = (target: string): boolean => WS_ROUTES.some((re) => re.test(normalizedPath(target)));
 
@@ -358,7 +358,29 @@ export function generateUpgradeCase(index: number, root: Rng, w: UpgradeWorld): 
         return '/api/events';
       },
     ],
-    [4, () => `/api/sessions/${seg}/view`],
+    [
+      4,
+      () => {
+        // A viewer resuming from a log offset (or a broken one).
+        query = rng.weighted<string>([
+          [6, ''],
+          [1, '?since=0'],
+          [1, '?since=-1'],
+          [1, '?since=abc'],
+          [1, '?since=1e3'],
+          [1, '?since=99999999999999999999'],
+        ]);
+        return `/api/sessions/${seg}/view`;
+      },
+    ],
+    [
+      2,
+      () => {
+        // Person only: an agent gets 403; nothing about a session is at stake.
+        foreignSession = false;
+        return '/api/approvals/events';
+      },
+    ],
     [
       2,
       () => {

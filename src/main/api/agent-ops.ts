@@ -63,11 +63,12 @@ export class AgentOps {
 
   async open(args: z.infer<typeof OpenArgs>) {
     const person = this.principal.kind === 'admin' && this.origin === 'native';
+    const cwd = args.cwd ? await checkedDir(args.cwd) : undefined;
     const { session, created } = await this.ctx.createSession(this.principal, {
       id: args.id ?? undefined,
       origin: person ? 'viewer' : this.origin,
       explicit: true,
-      cwd: args.cwd ? checkedDir(args.cwd) : undefined,
+      cwd,
       cols: args.cols,
       rows: args.rows,
       env: args.env,
@@ -136,7 +137,7 @@ export class AgentOps {
   async close(id: string) {
     const s = this.session(id);
     const report = await this.ctx.manager.close(s.id, this.actor);
-    return { id: s.id, closed: true, survivors: report?.survivors ?? [] };
+    return { id: s.id, closed: true, survivors: report?.survivors ?? [], tracked_by: report?.trackedBy ?? null };
   }
 
   list() {

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { truncateOutput, type CommandRecord, type ExecOutcome } from '../terminal/commands';
-import { InvalidRequestError, resolveDirectory } from '../terminal/manager';
+import { InvalidRequestError } from '../terminal/errors';
+import { existingDirectory } from '../terminal/paths';
 import type { Session } from '../terminal/session';
 import type { CommandStatus } from '../../shared/types';
 import { ApiError } from './errors';
@@ -104,18 +105,19 @@ export function sessionInfo(s: Session) {
   };
 }
 
+/** Counts of what the caller may see: an agent, its own sessions against its own limit; the person, all of them. */
 export function statsOf(ctx: ApiContext, req: FastifyRequest) {
   const visible = ctx.visibleSessions(req.principal);
   const now = Date.now();
   const active = visible.filter((s) => !ctx.manager.isReclaimable(s) || now - s.lastUsedAt.getTime() < 300_000).length;
-  const max = ctx.manager.config.maxSessions;
+  const max = ctx.manager.limitFor(req.principal.name);
   return {
     total_sessions: visible.length,
     active_sessions: active,
     idle_sessions: visible.length - active,
     max_sessions: max,
     session_timeout: ctx.manager.config.idleTimeoutSecs,
-    usage_ratio: Math.round((ctx.manager.size / max) * 1000) / 1000,
+    usage_ratio: Math.round((visible.length / max) * 1000) / 1000,
   };
 }
 
@@ -129,14 +131,15 @@ export async function waitFor(session: Session, seconds: number) {
     hard_timeout: 'Process reached hard timeout',
     no_change_timeout: 'Process is still running (no new output yet)',
     terminated: 'Process terminated',
+    denied: 'Command denied: it did not run',
   };
   return envelope({ status, exit_code: rec && status === 'completed' ? rec.exitCode : null, command: rec?.command ?? null }, messages[status]);
 }
 
 /** Validates a directory the way AIO does: it must exist; the error says which and why. */
-export function checkedDir(dir: string, field = 'cwd'): string {
+export async function checkedDir(dir: string, field = 'cwd'): Promise<string> {
   try {
-    return resolveDirectory(dir, field);
+    return await existingDirectory(dir, field);
   } catch (err) {
     if (err instanceof InvalidRequestError) throw new ApiError(400, err.message, 'INVALID_REQUEST');
     throw err;
@@ -151,5 +154,5 @@ export function checkInputSize(ctx: ApiContext, input: string): void {
 export function terminalUrl(req: FastifyRequest, ctx: ApiContext, id: string): string {
   // The Host header has passed the rebinding check, so it names this server as the caller reached it.
   const host = req.headers.host ?? new URL(ctx.baseUrl()).host;
-  return `http://${host}/terminal?session_id=${encodeURIComponent(id)}`;
+  return `${ctx.config.tls ? 'https' : 'http'}://${host}/terminal?session_id=${encodeURIComponent(id)}`;
 }

@@ -1,11 +1,15 @@
 import { z } from 'zod';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { findShell } from '../terminal/shell-integration';
-import { InvalidRequestError, resolveDirectory } from '../terminal/manager';
+import { InvalidRequestError } from '../terminal/errors';
+import { existingDirectory } from '../terminal/paths';
+import type { CommandRecord, ExecOptions, ExecOutcome } from '../terminal/commands';
 import type { Session } from '../terminal/session';
 import { checkInputSize, checkedDir, commandResult, envelope, failure, screenOf, sessionInfo, statsOf, terminalUrl, waitFor } from './aio-common';
+import { streamExec, streamView, sendAsEvents } from './aio-v1-stream';
 import { actorOf } from './auth';
 import { ApiError } from './errors';
+import { wantsEventStream } from './sse';
 import type { ApiContext, Door } from './server';
 import { bodyObject, optSeconds, parse, path, sessionId } from './validate';
 
@@ -45,7 +49,8 @@ export const aioV1Door: Door = {
       return s;
     };
 
-    app.post('/v1/shell/exec', async (req) => {
+    app.post('/v1/shell/exec', async (req, reply) => {
+      const stream = wantsEventStream(req.headers.accept);
       const body = parse(ExecBody, bodyObject(req.body, 'aio'), 'aio');
       let s: Session;
       if (body.id) s = session(req, body.id);
@@ -53,35 +58,51 @@ export const aioV1Door: Door = {
       let cwd: string | undefined;
       if (body.exec_dir) {
         try {
-          cwd = resolveDirectory(body.exec_dir, 'exec_dir');
+          cwd = await existingDirectory(body.exec_dir, 'exec_dir');
         } catch (err) {
           if (!(err instanceof InvalidRequestError)) throw err;
           // AIO: strict refuses with a terminated result; otherwise the session keeps its directory.
           if (body.strict) {
-            return envelope(
+            const refused = envelope(
               { session_id: s.id, command: body.command, status: 'terminated', output: `${body.exec_dir} No such file or directory`, console: [...s.commands.console], exit_code: 1 },
               `Working directory ${body.exec_dir} does not exist`,
             );
+            if (!stream) return refused;
+            return sendAsEvents(reply, refused, refused.data.output);
           }
         }
       }
       const noChange = body.no_change_timeout ?? s.noChangeTimeoutSecs;
-      const { record, outcome } = await s.exec(body.command, {
+      const opts: ExecOptions = {
         async: body.async_mode === true,
         timeoutSecs: body.timeout,
         hardTimeoutSecs: body.hard_timeout,
         noChangeTimeoutSecs: noChange,
         cwd: cwd && cwd !== s.currentDir() ? cwd : undefined,
         writer: actorOf(req.principal, 'aio-v1'),
-      });
-      return commandResult(s, record, outcome, { truncate: body.truncate !== false, timeout: body.timeout, hard: body.hard_timeout, noChange });
+      };
+      const answer = (record: CommandRecord, outcome: ExecOutcome) =>
+        commandResult(s, record, outcome, { truncate: body.truncate !== false, timeout: body.timeout, hard: body.hard_timeout, noChange });
+      if (stream) {
+        await streamExec(reply, s, body.command, opts, answer);
+        return reply;
+      }
+      const { record, outcome } = await s.exec(body.command, opts);
+      return answer(record, outcome);
     });
 
-    app.post('/v1/shell/view', async (req) => {
+    app.post('/v1/shell/view', async (req, reply) => {
       const body = parse(IdBody, bodyObject(req.body, 'aio'), 'aio');
-      const { session_id, output, status, command, exit_code, console } = screenOf(session(req, body.id));
-      const latest = session(req, body.id).commands.latest;
-      return envelope({ output, session_id, console, status, command: command ?? latest?.command ?? null, exit_code });
+      const s = session(req, body.id);
+      const answer = () => {
+        const { session_id, output, status, command, exit_code, console } = screenOf(s);
+        return envelope({ output, session_id, console, status, command: command ?? s.commands.latest?.command ?? null, exit_code });
+      };
+      if (wantsEventStream(req.headers.accept)) {
+        await streamView(reply, s, answer);
+        return reply;
+      }
+      return answer();
     });
 
     app.post('/v1/shell/wait', async (req) => {
@@ -112,7 +133,7 @@ export const aioV1Door: Door = {
 
     app.post('/v1/shell/sessions/create', async (req) => {
       const body = parse(CreateBody, bodyObject(req.body, 'aio'), 'aio');
-      const cwd = body.exec_dir ? checkedDir(body.exec_dir, 'exec_dir') : undefined;
+      const cwd = body.exec_dir ? await checkedDir(body.exec_dir, 'exec_dir') : undefined;
       const { session: s, created } = await ctx.createSession(req.principal, {
         id: body.id ?? undefined,
         origin: 'aio-v1',
@@ -164,6 +185,10 @@ export const aioV1Door: Door = {
       if (q.session_id !== undefined) {
         const s = session(req, q.session_id);
         return envelope(terminalUrl(req, ctx, s.id), 'Terminal URL');
+      }
+      // A GET that creates: a page can make the browser send one (<img src=...>), so the viewer's session is not enough.
+      if (req.credential === 'viewer') {
+        throw new ApiError(403, "GET /v1/shell/terminal-url without session_id creates a terminal: call it with a token (Authorization or x-api-key), not the viewer's session", 'FORBIDDEN');
       }
       const { session: s } = await ctx.createSession(req.principal, { origin: 'aio-v1' });
       return envelope(terminalUrl(req, ctx, s.id), 'Terminal created');

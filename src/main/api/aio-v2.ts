@@ -62,7 +62,7 @@ export const aioV2Door: Door = {
       if (body.user && body.user !== userInfo().username) {
         throw new ApiError(400, `user ${JSON.stringify(body.user)}: terminals run as ${userInfo().username}; running as another user is not supported`);
       }
-      const cwd = body.cwd ? checkedDir(body.cwd) : undefined;
+      const cwd = body.cwd ? await checkedDir(body.cwd) : undefined;
       const { session: s, created } = await ctx.createSession(req.principal, {
         id: body.id ?? undefined,
         origin: 'aio-v2',
@@ -98,7 +98,7 @@ export const aioV2Door: Door = {
       const s = ctx.manager.get(id);
       if (!s || !ctx.canSee(req.principal, s)) return failure(`Session ${id} not found`);
       const report = await ctx.manager.close(id, actorOf(req.principal, 'aio-v2'));
-      return envelope({ session_id: id, survivors: report?.survivors ?? [] }, 'Session closed');
+      return envelope({ session_id: id, survivors: report?.survivors ?? [], tracked_by: report?.trackedBy ?? null }, 'Session closed');
     });
 
     app.post('/v2/pty/sessions/:id/exec', async (req) => {
@@ -148,7 +148,7 @@ export const aioV2Door: Door = {
       s.authorize(by, 'close');
       s.signalForeground(signal as NodeJS.Signals, by);
       const report = await ctx.manager.close(s.id, by);
-      return envelope({ session_id: s.id, status: 'terminated', signal, survivors: report?.survivors ?? [] }, 'Session stopped');
+      return envelope({ session_id: s.id, status: 'terminated', signal, survivors: report?.survivors ?? [], tracked_by: report?.trackedBy ?? null }, 'Session stopped');
     });
   },
 };

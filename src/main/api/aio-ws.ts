@@ -65,6 +65,19 @@ function parseQuery(q: URLSearchParams): AttachQuery {
 
 export const ERR_ALREADY_ATTACHED = 'Session already has an active WebSocket connection';
 
+/**
+ * 1.x's `/v1/shell/ws` sent `{"type":"ping","timestamp":ms}` every 30 s, and clients written for it may
+ * count on that traffic (to keep a proxy's idle timer from closing the socket, or to see that the
+ * server is alive). Not `as const`: a test shortens it instead of waiting 30 s.
+ */
+export const V1ShellWsTiming = { AppPingMs: 30_000 };
+
+function appPing(ws: WebSocket): void {
+  const timer = setInterval(() => sendJson(ws, { type: 'ping', timestamp: Date.now() }), V1ShellWsTiming.AppPingMs);
+  timer.unref();
+  ws.once('close', () => clearInterval(timer));
+}
+
 function refuseFlagsWithoutSession(q: AttachQuery): void {
   if (q.durable || q.restore) throw new ApiError(400, 'durable and restore need an explicit session: attach to /v2/pty/sessions/{id}/ws or pass session_id');
 }
@@ -108,17 +121,16 @@ export const aioWsDoor: Door = {
               sendJson(ws, { type: 'error', data: 'Session not found' }, () => ws.close(4404, 'Session not found'));
               return;
             }
-            await serveTerminal(up, s, q, { announceId: false });
+            const ws = await serveTerminal(up, s, q, { announceId: false });
+            if (ws) appPing(ws);
             return;
           }
           refuseFlagsWithoutSession(q);
           const { session } = await ctx.createSession(up.principal, { origin: 'aio-v1' });
           // The session it announces outlives the socket, but not a handshake that never completed.
-          const handshake = await serveTerminal(up, session, q, { announceId: true }).then(
-            () => 'done',
-            () => 'failed',
-          );
-          if (handshake === 'failed') await ctx.manager.close(session.id);
+          const ws = await serveTerminal(up, session, q, { announceId: true }).catch(() => 'failed' as const);
+          if (ws === 'failed') await ctx.manager.close(session.id);
+          else if (ws) appPing(ws);
         },
       },
     ];

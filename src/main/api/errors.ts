@@ -1,9 +1,12 @@
 import { BusyError, NotActiveError } from '../terminal/commands';
 import { FloorRefusedError } from '../terminal/floor';
-import { IdTakenError, InvalidRequestError, SessionLimitError } from '../terminal/manager';
-import { UnsupportedError } from '../terminal/session';
+import { InvalidRequestError } from '../terminal/errors';
+import { IdTakenError, SessionLimitError } from '../terminal/manager';
+import { InputBacklogError, UnsupportedError } from '../terminal/session';
 import { SendActiveError } from '../terminal/send';
 import { TmuxUnavailableError } from '../terminal/backends/tmux';
+import { HostClosedError, NoRunningProcessError, SpawnRefusedError, StdinBacklogError } from '../terminal/pipe-commands/command-host';
+import { DeniedError } from '../terminal/line-gate';
 import { HostUnavailableError } from '../terminal/host/host-client';
 
 /**
@@ -71,14 +74,21 @@ function defaultCode(status: number): string {
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof FloorRefusedError) return new ApiError(FLOOR_HELD_STATUS, err.message, 'FLOOR_HELD');
+  // A person (or the approval policy) refused the command: it never ran.
+  if (err instanceof DeniedError) return new ApiError(403, err.message, 'DENIED');
   if (err instanceof BusyError) return new ApiError(400, err.message, 'SESSION_BUSY');
   if (err instanceof NotActiveError) return new ApiError(400, err.message, 'SESSION_NOT_ACTIVE');
   if (err instanceof SessionLimitError) return new ApiError(400, err.message, 'SESSION_LIMIT');
-  if (err instanceof IdTakenError) return new ApiError(400, err.message, 'ID_TAKEN');
+  if (err instanceof IdTakenError) return new ApiError(400, err.message, 'ID_UNAVAILABLE');
   if (err instanceof InvalidRequestError) return new ApiError(400, err.message, 'INVALID_REQUEST');
+  if (err instanceof InputBacklogError) return new ApiError(429, err.message, 'INPUT_BACKLOG');
   if (err instanceof UnsupportedError) return new ApiError(400, err.message, 'NOT_SUPPORTED');
   if (err instanceof TmuxUnavailableError || err instanceof HostUnavailableError) return new ApiError(503, err.message, 'UNAVAILABLE');
   if (err instanceof SendActiveError) return new ApiError(409, err.message, 'SEND_ACTIVE');
+  if (err instanceof NoRunningProcessError) return new ApiError(400, err.message, 'NO_RUNNING_PROCESS');
+  if (err instanceof StdinBacklogError) return new ApiError(400, err.message, 'STDIN_BACKLOG');
+  if (err instanceof HostClosedError) return new ApiError(400, err.message, 'SESSION_NOT_ACTIVE');
+  if (err instanceof SpawnRefusedError) return new ApiError(400, err.message, 'SPAWN_REFUSED');
   const e = err as { code?: string; statusCode?: number; message?: string };
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -1,10 +1,10 @@
-import { mkdirSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import type { WebSocket } from 'ws';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SessionConstants } from '../terminal/constants';
+import { InvalidRequestError } from '../terminal/errors';
+import { creatableDirectory } from '../terminal/paths';
+import { childEnvironment } from '../terminal/shell-integration';
 import type { LogCursor } from '../terminal/output-hub';
 import type { Session } from '../terminal/session';
 import { drainThen } from './aio-ws';
@@ -46,24 +46,28 @@ const CreateBody = z.object({
 
 const holders = new WeakMap<Session, WebSocket>();
 
-/** execd expands $VAR, ${VAR} and a leading ~, then creates the directory; an undefined variable is an error. */
-function execdWorkDir(raw: string | null | undefined): string | undefined {
+/**
+ * execd expands $VAR, ${VAR} and a leading ~ in cwd, then creates the directory. ptydeck expands against
+ * the environment the session's shell starts with (what `cd "$VAR"` would see in it), never against the
+ * server's own: the server's credentials are not in that environment, so no error can carry them.
+ * The errors quote the request as sent, never an expansion.
+ */
+async function execdWorkDir(raw: string | null | undefined): Promise<string | undefined> {
   if (!raw) return undefined;
   if (raw.includes('\0')) throw new ApiError(400, 'cwd must not contain NUL bytes', 'INVALID_REQUEST_BODY');
-  let dir = raw.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (_m, a: string, b: string) => {
+  const env = childEnvironment(process.env);
+  const dir = raw.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (_m, a: string, b: string) => {
     const name = a ?? b;
-    const v = process.env[name];
-    if (v === undefined) throw new ApiError(400, `cwd: error resolving PTY session work directory: variable ${name} is not defined`, 'INVALID_REQUEST_BODY');
+    const v = env[name];
+    if (v === undefined) throw new ApiError(400, `cwd: error resolving PTY session work directory: variable ${name} is not defined in the session's environment`, 'INVALID_REQUEST_BODY');
     return v;
   });
-  if (dir === '~' || dir.startsWith('~/')) dir = homedir() + dir.slice(1);
-  if (!isAbsolute(dir)) throw new ApiError(400, `cwd must be an absolute path (got ${JSON.stringify(raw)})`, 'INVALID_REQUEST_BODY');
   try {
-    mkdirSync(dir, { recursive: true });
+    return await creatableDirectory(dir, 'cwd');
   } catch (err) {
-    throw new ApiError(400, `cwd: error creating PTY session work directory: ${(err as Error).message}`, 'INVALID_REQUEST_BODY');
+    if (err instanceof InvalidRequestError) throw new ApiError(400, err.message.replace(JSON.stringify(dir), JSON.stringify(raw)), 'INVALID_REQUEST_BODY');
+    throw err;
   }
-  return dir;
 }
 
 const frame = (channel: number, payload: Buffer): Buffer => {
@@ -91,7 +95,7 @@ export const execdDoor: Door = {
 
     app.post('/pty', async (req, reply) => {
       const body = parse(CreateBody, bodyObject(req.body, 'execd'), 'execd');
-      const cwd = execdWorkDir(body.cwd);
+      const cwd = await execdWorkDir(body.cwd);
       const { session: s } = await ctx.createSession(req.principal, {
         origin: 'execd',
         explicit: true,

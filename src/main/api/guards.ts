@@ -1,8 +1,8 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { ApiError } from './errors';
 import { ADMIN, AGENT_NAME_PATTERN, type Principal, type TokenStore } from './auth';
+import type { ViewerLogins } from './viewer-login';
 
 /**
  * The checks every request passes before any route sees it, HTTP and WebSocket alike:
@@ -11,16 +11,26 @@ import { ADMIN, AGENT_NAME_PATTERN, type Principal, type TokenStore } from './au
  *   2. Origin, when a browser sends one, must be our own: a foreign page cannot drive our API or open
  *      our WebSockets with the person's cookie (browsers apply no CORS to WebSockets).
  *   3. A credential: Bearer, x-api-key, X-EXECD-ACCESS-TOKEN (execd door), ?api_key= (WebSocket upgrades
- *      only), or the viewer's HttpOnly cookie.
+ *      only), or the viewer's session: its HttpOnly cookie together with the key the page holds
+ *      (viewer-login.ts). A request that changes something on the viewer's session must also carry our
+ *      Origin, which a browser always sends from our page and a forged request from elsewhere cannot.
  */
 export interface GuardConfig {
   port: () => number;
   bindHost: string;
+  /** Names the person configured (a reverse proxy's): `NAME` or `NAME:PORT`. */
   allowedHosts: string[];
+  /** We serve HTTPS (our own origin is https://). */
+  tls: boolean;
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
-export const VIEWER_COOKIE = 'ptydeck_viewer';
+
+/** The viewer's cookie is named for the port: two servers on one machine never overwrite each other's. */
+export const viewerCookieName = (port: number): string => `ptydeck_viewer_${port}`;
+/** Where the page sends its key: a header on HTTP, a query parameter on WebSocket upgrades (which carry no headers). */
+export const VIEWER_KEY_HEADER = 'x-ptydeck-viewer-key';
+export const VIEWER_KEY_QUERY = 'viewer_key';
 
 function splitHostPort(value: string): { host: string; port: number | null } | null {
   const v = value.trim().toLowerCase();
@@ -40,15 +50,31 @@ function splitHostPort(value: string): { host: string; port: number | null } | n
   return { host: parts[0], port: Number(parts[1]) };
 }
 
-export function hostAllowed(hostHeader: string | undefined, cfg: GuardConfig): boolean {
+const unbracket = (host: string): string => host.replace(/^\[|\]$/g, '');
+
+/**
+ * A name the person configured with --allowed-host: as configured (`NAME:PORT` on that port only), and a
+ * bare `NAME` with no port (a reverse proxy on its scheme's default port) or with ours.
+ */
+function configuredName(hp: { host: string; port: number | null }, cfg: GuardConfig): boolean {
+  for (const entry of cfg.allowedHosts) {
+    const a = splitHostPort(entry);
+    if (!a || unbracket(a.host) !== unbracket(hp.host)) continue;
+    if (a.port !== null ? hp.port === a.port : hp.port === null || hp.port === cfg.port()) return true;
+  }
+  return false;
+}
+
+/** `defaultPort` is what a missing port means: 80 for http (443 when we serve https). */
+export function hostAllowed(hostHeader: string | undefined, cfg: GuardConfig, defaultPort: number = cfg.tls ? 443 : 80): boolean {
   if (!hostHeader) return false;
   const hp = splitHostPort(hostHeader);
   if (!hp) return false;
-  const port = hp.port ?? 80;
+  if (configuredName(hp, cfg)) return true;
+  const port = hp.port ?? defaultPort;
   if (port !== cfg.port()) return false;
-  const bare = hp.host.replace(/^\[|\]$/g, '');
+  const bare = unbracket(hp.host);
   if (LOOPBACK_NAMES.has(hp.host) || LOOPBACK_NAMES.has(bare)) return true;
-  if (cfg.allowedHosts.includes(bare)) return true;
   // An address literal cannot be rebound by DNS: it is safe when we listen on it (or on every address).
   if (isIP(bare)) return bare === cfg.bindHost || cfg.bindHost === '0.0.0.0' || cfg.bindHost === '::';
   return false;
@@ -62,28 +88,24 @@ export function originAllowed(origin: string | undefined, cfg: GuardConfig): boo
   } catch {
     return false;
   }
-  if (url.protocol !== 'http:') return false;
-  return hostAllowed(url.host, cfg);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  if (url.username || url.password || url.pathname !== '/' || url.search || url.hash) return false;
+  const hp = splitHostPort(url.host);
+  // A configured name may come with either scheme: a TLS proxy usually fronts a plain server.
+  if (hp && configuredName(hp, cfg)) return true;
+  // Our own origin otherwise: our scheme, our port.
+  if (url.protocol !== (cfg.tls ? 'https:' : 'http:')) return false;
+  return hostAllowed(url.host, cfg, url.protocol === 'https:' ? 443 : 80);
 }
 
-export function viewerCookieValue(adminToken: string): string {
-  return createHmac('sha256', adminToken).update('ptydeck viewer cookie v1').digest('base64url');
-}
-
-function cookie(req: IncomingMessage, name: string): string | null {
-  const header = req.headers.cookie;
+/** The value of cookie `name` in a Cookie header, or null. */
+export function cookieValue(header: string | undefined, name: string): string | null {
   if (!header) return null;
   for (const part of header.split(';')) {
     const [k, ...v] = part.trim().split('=');
     if (k === name) return v.join('=');
   }
   return null;
-}
-
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 export function bearer(req: IncomingMessage, opts: { allowQuery: boolean; allowExecdHeader: boolean }): string | null {
@@ -105,21 +127,52 @@ export function bearer(req: IncomingMessage, opts: { allowQuery: boolean; allowE
   return null;
 }
 
-export function authenticate(req: IncomingMessage, tokens: TokenStore, opts: { upgrade: boolean; execd: boolean }): Principal {
+/** Who is asking, and how they proved it: a token, or the viewer's session (cookie and key). */
+export interface Authenticated {
+  principal: Principal;
+  via: 'token' | 'viewer';
+}
+
+export interface Credentials {
+  tokens: TokenStore;
+  logins: ViewerLogins;
+  port: () => number;
+}
+
+export function authenticate(req: IncomingMessage, creds: Credentials, opts: { upgrade: boolean; execd: boolean }): Authenticated {
   const token = bearer(req, { allowQuery: opts.upgrade, allowExecdHeader: opts.execd });
   if (token) {
-    const p = tokens.authenticate(token);
-    if (p) return actingAs(req, p);
+    const p = creds.tokens.authenticate(token);
+    if (p) return { principal: actingAs(req, p), via: 'token' };
     throw new ApiError(401, 'Invalid credential: the token is unknown or was revoked', 'UNAUTHORIZED');
   }
-  const c = cookie(req, VIEWER_COOKIE);
-  if (c && safeEqual(c, viewerCookieValue(tokens.adminToken))) return ADMIN;
+  const c = cookieValue(req.headers.cookie, viewerCookieName(creds.port()));
+  if (c) {
+    const header = req.headers[VIEWER_KEY_HEADER];
+    const key = typeof header === 'string' ? header : opts.upgrade ? new URL(req.url ?? '/', 'http://x').searchParams.get(VIEWER_KEY_QUERY) : null;
+    if (creds.logins.check(c, key)) return { principal: ADMIN, via: 'viewer' };
+    throw new ApiError(401, 'The viewer session is unknown, expired or revoked, or the page did not send its key: sign in again (ptydeck url prints a login link)', 'UNAUTHORIZED');
+  }
   const carriers = opts.execd
     ? 'the X-EXECD-ACCESS-TOKEN header (or Authorization: Bearer)'
     : opts.upgrade
       ? 'Authorization: Bearer, x-api-key, or ?api_key='
       : 'Authorization: Bearer <token> or x-api-key';
   throw new ApiError(401, `Missing credential: send ${carriers}`, 'UNAUTHORIZED');
+}
+
+/** Methods that change nothing by HTTP's own rules (and that browsers send cross-site without Origin). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The viewer's session may change something only from our page: a browser sends Origin with every
+ * request that is not a GET or HEAD and with every WebSocket handshake, so its absence means the request
+ * did not come from a page (checkHostAndOrigin has already refused a foreign one).
+ */
+export function checkViewerOrigin(req: IncomingMessage, auth: Authenticated, opts: { upgrade: boolean }): void {
+  if (auth.via !== 'viewer' || typeof req.headers.origin === 'string') return;
+  if (!opts.upgrade && SAFE_METHODS.has(req.method ?? 'GET')) return;
+  throw new ApiError(403, `${opts.upgrade ? 'A WebSocket' : `A ${req.method} request`} on the viewer's session must come from the viewer page (it sends Origin); agents send a token instead`, 'FORBIDDEN');
 }
 
 /**
@@ -137,7 +190,11 @@ function actingAs(req: IncomingMessage, p: Principal): Principal {
 
 export function checkHostAndOrigin(req: IncomingMessage, cfg: GuardConfig): void {
   if (!hostAllowed(req.headers.host, cfg)) {
-    throw new ApiError(403, `Host ${JSON.stringify(req.headers.host ?? '')} is not this server (DNS rebinding protection): use 127.0.0.1:${cfg.port()} or localhost:${cfg.port()}`, 'FORBIDDEN');
+    throw new ApiError(
+      403,
+      `Host ${JSON.stringify(req.headers.host ?? '')} is not this server (DNS rebinding protection): use 127.0.0.1:${cfg.port()} or localhost:${cfg.port()}, or start it with --allowed-host NAME for a name you serve it under`,
+      'FORBIDDEN',
+    );
   }
   const origin = req.headers.origin;
   if (!originAllowed(typeof origin === 'string' ? origin : undefined, cfg)) {

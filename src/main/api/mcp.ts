@@ -21,7 +21,8 @@ Every terminal_send result has a wait_reason; always read it before deciding wha
 - session_exit: the shell itself exited (for example after "exit"); the terminal is gone; open a new one.
 session_status is about the shell only: shell_alive means the terminal is usable, not that a program is running (at_shell_prompt says that).
 Results are compact JSON (the same object is in structuredContent).
-If a call fails with "A person has taken control", a human is using the terminal: wait and retry later, do not try to work around it.`;
+If a call fails with "A person has taken control", a human is using the terminal: wait and retry later, do not try to work around it.
+A command may wait for a person to approve it before it runs; the call then takes as long as the person does. If it fails with "Denied by a person: <reason>" (or "Denied by the approval policy"), it did not run: read the reason, and do not try to get the same effect another way.`;
 
 const SESSION_ID = z.string().min(1).max(128).describe('The session_id returned by terminal_open (or listed by terminal_list).');
 
@@ -142,7 +143,7 @@ export function buildMcpServer(ctx: ApiContext, principal: Principal): McpServer
     'terminal_close',
     {
       title: 'Close a terminal',
-      description: 'Close the terminal and end every process started in it (children, grandchildren and daemons they forked). Returns {closed, survivors}; survivors should be empty.',
+      description: 'Close the terminal and end every process started in it (children, grandchildren and daemons they forked). Returns {closed, survivors, tracked_by}; survivors should be empty. tracked_by says how the processes were found: cgroup2/cgroup1 (none can escape) or environment (a process that clears its environment and leaves its session can).',
       inputSchema: { session_id: SESSION_ID },
     },
     ({ session_id }) => tool(() => ops.close(session_id)),

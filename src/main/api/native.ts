@@ -29,8 +29,20 @@ export const nativeDoor: Door = {
       return s;
     };
 
+    // A session on another server (remotes/, id `host/id`) is answered there, whatever the route: the
+    // routes below, and those features add under /api/sessions/{id}. Agents never see remote sessions.
+    app.addHook('preHandler', async (req, reply) => {
+      if (!req.routeOptions.url?.startsWith('/api/sessions/:id')) return;
+      const there = ctx.elsewhere?.route(id(req));
+      if (!there) return;
+      if (req.principal.kind !== 'admin') throw new ApiError(404, `Session ${id(req)} not found`, 'NOT_FOUND');
+      const answer = await there.http(req, reply);
+      if (!reply.sent) await reply.send(answer);
+      return reply;
+    });
+
     app.get('/api/whoami', async (req) => ({ principal: req.principal.name, kind: req.principal.kind }));
-    app.get('/api/sessions', async (req) => ({ sessions: ops(req).list() }));
+    app.get('/api/sessions', async (req) => ({ sessions: [...ops(req).list(), ...(req.principal.kind === 'admin' ? (ctx.elsewhere?.list() ?? []) : [])] }));
     app.post('/api/sessions', async (req) => {
       const { session: s, created } = await ops(req).open(body(OpenArgs, req));
       return { created, session: s.summary() };
@@ -58,7 +70,13 @@ export const nativeDoor: Door = {
       // The person may always interrupt, whatever the floor: it is the safety control.
       requireAdmin(req, 'Interrupt');
       const s = session(req);
-      s.write('\x03', actorOf(req.principal, 'native'));
+      const by = actorOf(req.principal, 'native');
+      // On pipes there is no line discipline to turn ^C into SIGINT: the running command's group gets it.
+      if (s.mode === 'pipe') {
+        const { delivered } = s.signalForeground('SIGINT', by);
+        return { id: s.id, sent: delivered ? 'SIGINT' : 'nothing (no command is running)' };
+      }
+      s.write('\x03', by);
       return { id: s.id, sent: '^C' };
     });
   },

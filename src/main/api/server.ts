@@ -1,5 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerConfig } from '../config';
@@ -9,12 +11,24 @@ import { RateLimiter } from './rate-limit';
 import type { Session } from '../terminal/session';
 import { type Principal, type TokenStore } from './auth';
 import { ApiError, dialectOf, renderError, toApiError, type Dialect } from './errors';
-import { authenticate, checkHostAndOrigin, type GuardConfig } from './guards';
+import { authenticate, checkHostAndOrigin, checkViewerOrigin, type Authenticated, type Credentials, type GuardConfig } from './guards';
+import type { ViewerLogins } from './viewer-login';
 import { SocketRegistry } from './sockets';
+import type { RemoteStatus, SessionSummary, ViewerEvent } from '../../shared/types';
+import { ConnectionGate } from './connection-gate';
+
+export const HttpConstants = {
+  /** An idle keep-alive connection is closed after this; a client that comes back opens a new one. */
+  KeepAliveTimeoutMs: 5_000,
+  /** How often Node checks the header and body deadlines, at the most (a quarter of the shorter deadline otherwise). */
+  MinCheckIntervalMs: 250,
+} as const;
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+    /** How the principal proved itself: a token, or the viewer's session (cookie and page-held key). */
+    credential: 'token' | 'viewer';
   }
 }
 
@@ -22,6 +36,8 @@ declare module 'fastify' {
 export interface ApiContext {
   manager: SessionManager;
   tokens: TokenStore;
+  /** The person's viewer logins: one-time codes and viewer sessions. */
+  logins: ViewerLogins;
   config: ServerConfig;
   sockets: SocketRegistry;
   guard: GuardConfig;
@@ -35,11 +51,36 @@ export interface ApiContext {
   canSee(principal: Principal, session: Session): boolean;
   /** Every door creates sessions through here: the creator owns them, at a bounded rate. */
   createSession(principal: Principal, req: Omit<CreateRequest, 'owner'>): Promise<{ session: Session; created: boolean }>;
+  /** Sessions that live on other servers (remotes/), shown to the person beside the local ones. */
+  elsewhere: SessionsElsewhere | null;
+}
+
+/**
+ * Sessions the person sees that are not this server's own: another ptydeck's or an AIO sandbox's
+ * terminals (src/main/remotes). Their ids name their host (`host/id`; a local id never holds a `/`).
+ * Every /api/sessions/{id}/... route and the view socket ask `route(id)` first and hand the request over
+ * when it answers; listings add `list()`; the events socket forwards what `watch` reports. None of these
+ * waits on a remote: a remote that is down or slow costs the local listing nothing.
+ */
+export interface SessionsElsewhere {
+  list(): SessionSummary[];
+  remotes(): RemoteStatus[];
+  route(id: string): ElsewhereRoute | null;
+  watch(listener: (e: Extract<ViewerEvent, { type: 'session' | 'closed' | 'remotes' }>) => void): () => void;
+}
+
+export interface ElsewhereRoute {
+  /** Answers a request to /api/sessions/{id}[/...] for this session (the person's credential only):
+   *  returns the body (having set the status on `reply` when it is not 200), or throws an ApiError. */
+  http(req: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+  /** Serves the view socket for this session. */
+  view(up: UpgradeRequest): Promise<void>;
 }
 
 export interface UpgradeRequest {
   req: IncomingMessage;
   principal: Principal;
+  credential: 'token' | 'viewer';
   params: Record<string, string>;
   query: URLSearchParams;
   /** Completes the WebSocket handshake. */
@@ -59,6 +100,8 @@ export interface WsRoute {
 export interface Door {
   register(app: FastifyInstance, ctx: ApiContext): void;
   wsRoutes?(ctx: ApiContext): WsRoute[];
+  /** A feature that answers for sessions on other servers (at most one: remotes/). */
+  elsewhere?: SessionsElsewhere;
 }
 
 /** Routes anyone may call without a credential. */
@@ -79,22 +122,25 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(opts: { manager: SessionManager; tokens: TokenStore; config: ServerConfig; doors: Door[]; presence: PersonPresence }): Promise<RunningServer> {
-  const { manager, tokens, config } = opts;
+export async function startServer(opts: { manager: SessionManager; tokens: TokenStore; logins: ViewerLogins; config: ServerConfig; doors: Door[]; presence: PersonPresence }): Promise<RunningServer> {
+  const { manager, tokens, logins, config } = opts;
   let port = config.port;
-  const guard: GuardConfig = { port: () => port, bindHost: config.host, allowedHosts: config.allowedHosts };
+  const guard: GuardConfig = { port: () => port, bindHost: config.host, allowedHosts: config.allowedHosts, tls: config.tls !== null };
   const sockets = new SocketRegistry(config.limits.socketsPerPrincipal);
   const canSee = (p: Principal, s: Session): boolean => p.kind === 'admin' || s.owner === p.name;
   const creations = new RateLimiter(config.limits.createsPerMinute);
+  const credentials: Credentials = { tokens, logins, port: () => port };
   const ctx: ApiContext = {
     manager,
     tokens,
+    logins,
     config,
     sockets,
     guard,
     presence: opts.presence,
-    baseUrl: () => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    baseUrl: () => `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     canSee,
+    elsewhere: opts.doors.find((d) => d.elsewhere)?.elsewhere ?? null,
     visibleSessions: (p) => manager.list().filter((s) => canSee(p, s)),
     createSession: async (p, req) => {
       const existing = req.id ? manager.get(req.id) : undefined;
@@ -116,23 +162,38 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
   };
 
   /** Host, Origin, then the credential (none needed on public routes): the order every request meets. */
-  const guardRequest = (raw: IncomingMessage): Principal | null => {
+  const guardRequest = (raw: IncomingMessage): Authenticated | null => {
     checkHostAndOrigin(raw, guard);
     const path = (raw.url ?? '/').split('?')[0];
     if (PUBLIC.some((re) => re.test(path))) return null;
-    return authenticate(raw, tokens, { upgrade: false, execd: dialectOf(path) === 'execd' });
+    const auth = authenticate(raw, credentials, { upgrade: false, execd: dialectOf(path) === 'execd' });
+    checkViewerOrigin(raw, auth, { upgrade: false });
+    return auth;
   };
 
   let httpServer!: Server;
+  const gate = new ConnectionGate(config.limits.unauthenticatedConnections);
   const app = Fastify({
     logger: false,
     bodyLimit: config.limits.bodyBytes,
     routerOptions: { maxParamLength: 256 },
-    // Long synchronous execs are legitimate; slow headers are not (see headersTimeout below).
-    requestTimeout: 0,
     serverFactory: (handler) => {
-      // No Host at all is answered by our guard (403, with a message), not by Node's bare 400.
-      httpServer = createServer({ maxHeaderSize: 16 * 1024, requireHostHeader: false }, handler);
+      const options = {
+        maxHeaderSize: 16 * 1024,
+        // No Host at all is answered by our guard (403, with a message), not by Node's bare 400.
+        requireHostHeader: false,
+        // Node's requestTimeout covers receiving the request (headers and body) and stops once the
+        // request is in: a slow body is cut with 408, a long exec's answer is never cut.
+        headersTimeout: config.limits.headersTimeoutMs,
+        requestTimeout: config.limits.bodyTimeoutMs,
+        keepAliveTimeout: HttpConstants.KeepAliveTimeoutMs,
+        connectionsCheckingInterval: Math.max(HttpConstants.MinCheckIntervalMs, Math.min(config.limits.headersTimeoutMs, config.limits.bodyTimeoutMs) / 4),
+      };
+      // HTTPS and WSS with the person's certificate (--tls-cert/--tls-key); the same server otherwise.
+      httpServer = config.tls ? (createTlsServer({ ...options, cert: config.tls.cert, key: config.tls.key }, handler) as unknown as Server) : createServer(options, handler);
+      // A TLS server reports the raw socket on 'connection' and the TLS one on requests: count TLS sockets.
+      httpServer.on(config.tls ? 'secureConnection' : 'connection', (sock: Socket) => gate.opened(sock));
+      httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => gate.requestStarted(req.socket, (end) => res.once('close', end)));
       return httpServer;
     },
     // Errors the router raises before any hook runs (malformed percent-encoding, an over-long path
@@ -151,20 +212,24 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
 
   // Agents send JSON with any content type (curl -d sends form encoding); an empty body is {}.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body: Buffer, done) => {
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
     if (body.length === 0) return done(null, undefined);
     const text = body.toString('utf8');
     if (!text.trim()) return done(null, undefined);
     try {
       done(null, JSON.parse(text));
     } catch (err) {
-      done(new ApiError(400, `Request body is not valid JSON: ${(err as Error).message}`, 'INVALID_REQUEST_BODY'), undefined);
+      done(invalidJson(dialectOf(req.url), err as Error), undefined);
     }
   });
 
   app.addHook('onRequest', async (req: FastifyRequest) => {
-    const principal = guardRequest(req.raw);
-    if (principal) req.principal = principal;
+    const auth = guardRequest(req.raw);
+    if (auth) {
+      req.principal = auth.principal;
+      req.credential = auth.via;
+      gate.authenticated(req.raw.socket);
+    }
   });
 
   app.addHook('onSend', async (_req, reply, payload) => {
@@ -177,13 +242,32 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const api = toApiError(err);
-    if (api.status >= 500) console.error(`ptydeck: ${req.method} ${req.url.split('?')[0]} failed:`, err);
+    // A 502/504 is another server's failure (a remote's), already explained in the answer.
+    if (api.status === 500) console.error(`ptydeck: ${req.method} ${req.url.split('?')[0]} failed:`, err);
     void reply.code(api.status).send(renderError(dialectOf(req.url), api));
   });
 
+  const routes = opts.doors.flatMap((d) => d.wsRoutes?.(ctx) ?? []).map((r) => ({ ...r, match: compilePath(r.path) }));
+  /** The methods a path answers to: its HTTP routes', and GET where a WebSocket route lives. */
+  const allowedMethods = (path: string): string[] => {
+    const methods = ROUTE_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+    if (!methods.includes('GET') && routes.some((r) => r.match(path))) methods.push('GET');
+    return methods;
+  };
+
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
-    const api = new ApiError(404, `No route ${req.method} ${req.url.split('?')[0]}`, 'NOT_FOUND');
-    void reply.code(404).send(renderError(dialectOf(req.url), api));
+    const path = req.url.split('?')[0];
+    const allowed = allowedMethods(path);
+    let api: ApiError;
+    if (allowed.includes(req.method)) {
+      // Only a WebSocket route gets here with its own method: a plain request without the upgrade.
+      api = new ApiError(400, `${path} needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)`, 'INVALID_REQUEST');
+    } else if (allowed.length) {
+      // A known route asked with the wrong method: 405 and what it does accept, as strict HTTP clients expect.
+      void reply.header('Allow', allowed.join(', '));
+      api = new ApiError(405, `Method ${req.method} is not allowed on ${path}; it accepts ${allowed.join(', ')}`, 'METHOD_NOT_ALLOWED');
+    } else api = new ApiError(404, `No route ${req.method} ${path}`, 'NOT_FOUND');
+    void reply.code(api.status).send(renderError(dialectOf(req.url), api));
   });
 
   for (const door of opts.doors) door.register(app, ctx);
@@ -197,7 +281,6 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     rejectUpgrade(socket, new ApiError(400, `WebSocket handshake refused: ${err.message}`, 'INVALID_REQUEST'), dialectOf(req.url ?? '/'));
     pendingAccepts.get(socket)?.(err);
   });
-  const routes = opts.doors.flatMap((d) => d.wsRoutes?.(ctx) ?? []).map((r) => ({ ...r, match: compilePath(r.path) }));
   httpServer.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://x');
@@ -206,7 +289,10 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     const refuse = (err: ApiError): void => rejectUpgrade(socket, err, dialect);
     try {
       checkHostAndOrigin(req, guard);
-      const principal = authenticate(req, tokens, { upgrade: true, execd: dialect === 'execd' });
+      const auth = authenticate(req, credentials, { upgrade: true, execd: dialect === 'execd' });
+      checkViewerOrigin(req, auth, { upgrade: true });
+      const principal = auth.principal;
+      gate.authenticated(req.socket);
       const problem = handshakeProblem(req);
       if (problem) return refuse(new ApiError(400, `WebSocket handshake refused: ${problem}`, 'INVALID_REQUEST'));
       const route = routes.find((r) => r.match(path));
@@ -216,6 +302,7 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
       const up: UpgradeRequest = {
         req,
         principal,
+        credential: auth.via,
         params: route.match(path)!,
         query: url.searchParams,
         accept: () =>
@@ -275,9 +362,6 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
       resolve();
     });
   });
-  // Slow-header (slowloris) connections are cut; a long exec response is not.
-  httpServer.headersTimeout = 15_000;
-  httpServer.keepAliveTimeout = 5_000;
   const addr = httpServer.address();
   port = typeof addr === 'object' && addr ? addr.port : config.port;
 
@@ -289,11 +373,33 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     url: ctx.baseUrl(),
     close: async () => {
       revokeUnsub();
+      logins.dispose();
       sockets.closeAll(1001, 'server shutting down');
       wss.close();
       await app.close();
+      // Fastify closes only a server it started listening itself: stop listening, so the same port can
+      // be served again in this process (a restart in place), and drop idle keep-alive connections.
+      await new Promise<void>((resolve) => {
+        if (!httpServer.listening) return resolve();
+        httpServer.close(() => resolve());
+        httpServer.closeIdleConnections();
+      });
     },
   };
+}
+
+/** The methods a 405 may list (HEAD comes with every GET route). */
+const ROUTE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * A body that is not JSON. AIO's routes answer it as FastAPI does, 422 with a `json_invalid` entry in
+ * `detail` (its SDKs read that list); the other doors answer 400.
+ */
+function invalidJson(dialect: Dialect, err: Error): ApiError {
+  const message = `Request body is not valid JSON: ${err.message}`;
+  if (dialect !== 'aio') return new ApiError(400, message, 'INVALID_REQUEST_BODY');
+  const at = /position (\d+)/.exec(err.message);
+  return new ApiError(422, message, 'VALIDATION_ERROR', [{ loc: ['body', at ? Number(at[1]) : 0], msg: 'JSON decode error', type: 'json_invalid' }]);
 }
 
 function compilePath(pattern: string): (path: string) => Record<string, string> | null {

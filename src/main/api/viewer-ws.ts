@@ -28,7 +28,20 @@ export const ViewerConstants = {
   ResyncBytes: 2 * 1024 * 1024,
   /** Coalesce a session's change notifications on the events socket. */
   EventCoalesceMs: 50,
+  /**
+   * How much recent output a viewer of a pipe session starts with (it has no screen to snapshot). Below
+   * ResyncBytes, so the replay itself never counts as falling behind.
+   */
+  PipeReplayBytes: 1024 * 1024,
 } as const;
+
+/** A pipe session's output frame: its channel byte, then the bytes. */
+function withChannel(channel: number, payload: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(payload.length + 1);
+  out[0] = channel;
+  payload.copy(out, 1);
+  return out;
+}
 
 export const viewerWsDoor: Door = {
   register() {
@@ -49,11 +62,14 @@ export const viewerWsDoor: Door = {
         path: '/api/sessions/:id/view',
         handle: async (up) => {
           if (up.principal.kind !== 'admin') throw new ApiError(403, "The viewer socket needs the person's (admin) credential", 'FORBIDDEN');
+          const there = ctx.elsewhere?.route(up.params.id);
+          if (there) return there.view(up);
+          const since = sinceOf(up.query);
           const session = ctx.sessionFor(up.principal, up.params.id, 'native');
           const ws = await up.accept();
           keepalive(ws);
           ws.once('close', ctx.presence.enter());
-          await serveView(session, ws);
+          await serveView(session, ws, since);
         },
       },
     ];
@@ -62,7 +78,11 @@ export const viewerWsDoor: Door = {
 
 function serveEvents(ctx: ApiContext, ws: WebSocket, principal: Parameters<ApiContext['canSee']>[0]): void {
   const send = (e: ViewerEvent): void => sendJson(ws, e);
-  send({ type: 'hello', principal: principal.name, sessions: ctx.visibleSessions(principal).map((s) => s.summary()) });
+  // The person also sees the sessions of remotes (remotes/), from what the deck already knows of them.
+  const elsewhere = principal.kind === 'admin' ? ctx.elsewhere : null;
+  send({ type: 'hello', principal: principal.name, sessions: [...ctx.visibleSessions(principal).map((s) => s.summary()), ...(elsewhere?.list() ?? [])] });
+  if (elsewhere) send({ type: 'remotes', remotes: elsewhere.remotes() });
+  const offElsewhere = elsewhere?.watch(send);
   const pending = new Map<string, Session>();
   let timer: NodeJS.Timeout | null = null;
   const flush = (): void => {
@@ -91,11 +111,21 @@ function serveEvents(ctx: ApiContext, ws: WebSocket, principal: Parameters<ApiCo
   });
   ws.once('close', () => {
     offs.forEach((off) => off());
+    offElsewhere?.();
     if (timer) clearTimeout(timer);
   });
 }
 
-async function serveView(session: Session, ws: WebSocket): Promise<void> {
+/** `?since=N`: the log offset a reconnecting viewer has shown up to (see serveView). */
+function sinceOf(q: URLSearchParams): number | null {
+  const raw = q.get('since');
+  if (raw === null) return null;
+  const n = Number(raw);
+  if (!/^\d{1,16}$/.test(raw) || !Number.isSafeInteger(n)) throw new ApiError(400, `since must be a log offset: a non-negative integer (got ${JSON.stringify(raw.slice(0, 40))})`);
+  return n;
+}
+
+async function serveView(session: Session, ws: WebSocket, since: number | null): Promise<void> {
   const send = (f: ViewerServerFrame): void => sendJson(ws, f);
   let acked = 0;
   let sent = 0;
@@ -145,32 +175,54 @@ async function serveView(session: Session, ws: WebSocket): Promise<void> {
     }
   });
 
-  const start = async (): Promise<void> => {
+  let shownAsPipes = false;
+  let resyncing = false;
+  const resync = (reason: string): void => {
+    if (resyncing) return;
+    resyncing = true;
+    send({ type: 'resync', reason });
+    void start(null);
+  };
+  const start = async (resumeAt: number | null): Promise<void> => {
     detach?.();
-    const snap = await session.screen.snapshot();
-    if (!isOpen(ws)) return;
-    size = { cols: snap.cols, rows: snap.rows };
-    send({ type: 'snapshot', data: snap.data, cols: snap.cols, rows: snap.rows, offset: snap.offset });
+    resyncing = false;
+    const pipes = session.mode === 'pipe';
+    let from: number;
+    if (resumeAt !== null && resumeAt >= session.log.start && resumeAt <= session.log.end) {
+      // A viewer that comes back (or a deck relaying a remote's view after the remote restarted) goes on
+      // from the byte it has shown up to: nothing lost, nothing doubled, no repaint.
+      from = resumeAt;
+      size = { cols: session.cols, rows: session.rows };
+      send({ type: 'resume', offset: from, cols: size.cols, rows: size.rows, ...(pipes ? { channels: true } : {}) });
+    } else if (pipes) {
+      // Pipes have no screen to paint: the recent output is the picture, replayed with its channels.
+      from = Math.max(session.log.start, session.log.end - ViewerConstants.PipeReplayBytes);
+      size = { cols: session.cols, rows: session.rows };
+      send({ type: 'snapshot', data: '', cols: size.cols, rows: size.rows, offset: from, channels: true });
+    } else {
+      const snap = await session.screen.snapshot();
+      // Started on pipes meanwhile: the resync that change caused paints it instead.
+      if (!isOpen(ws) || session.mode === 'pipe') return;
+      size = { cols: snap.cols, rows: snap.rows };
+      from = snap.offset;
+      send({ type: 'snapshot', data: snap.data, cols: snap.cols, rows: snap.rows, offset: snap.offset });
+    }
+    shownAsPipes = pipes;
     acked = sent = 0;
-    let resyncing = false;
-    const resync = (reason: string): void => {
-      if (resyncing) return;
-      resyncing = true;
-      send({ type: 'resync', reason });
-      void start();
-    };
     const attached = attachCursor(session, ws, {
-      from: snap.offset,
-      wholeCharacters: false,
+      from,
+      // The viewer styles each channel of a pipe session apart, so a frame must not end inside a character.
+      wholeCharacters: pipes,
       mayTakeMore: () => sent - acked < ViewerFlowControl.HighWatermarkBytes,
-      send: (payload, _channel, at, flushed) => {
+      send: (payload, channel, at, flushed) => {
         if (session.log.end - at > ViewerConstants.ResyncBytes) {
           flushed();
           resync(`this viewer fell ${Math.round((session.log.end - at) / 1024)} KiB behind`);
           return;
         }
-        sent += payload.length;
-        sendRaw(ws, payload, flushed);
+        const frame = pipes ? withChannel(channel, payload) : payload;
+        sent += frame.length;
+        sendRaw(ws, frame, flushed);
       },
       onGap: () => {
         resync('the output this viewer had not shown yet was dropped from the log');
@@ -183,6 +235,8 @@ async function serveView(session: Session, ws: WebSocket): Promise<void> {
   };
 
   const offChanged = session.events.on('changed', () => {
+    // A session execd started lazily may have started on pipes since this view painted it.
+    if (session.mode === 'pipe' && !shownAsPipes) return resync('the session started on pipes');
     if (session.cols !== size.cols || session.rows !== size.rows) {
       size = { cols: session.cols, rows: session.rows };
       send({ type: 'size', cols: size.cols, rows: size.rows });
@@ -199,7 +253,7 @@ async function serveView(session: Session, ws: WebSocket): Promise<void> {
     offClosed();
     detach?.();
   });
-  await start();
+  await start(since);
   if (session.exit) send({ type: 'exit', exitCode: session.exit.exitCode });
 }
 

@@ -2,6 +2,8 @@ import type { CommandInfo, CommandStatus, ShellState } from '../../shared/types'
 import { CommandConstants } from './constants';
 import { SYSTEM, type Actor } from './actor';
 import type { Marker } from './marker-scanner';
+import { DeniedError, LineGateConstants } from './line-gate';
+import type { GateEvent } from './line-gate-link';
 import type { OutputLog } from './output-log';
 import { renderPlainText } from './plain-text';
 import { encodeCommand, shellQuote, type ShellKind } from './shell-integration';
@@ -62,6 +64,9 @@ export interface CommandHost {
   /** Signals the terminal's foreground group if it is not the shell's own; false when there is none. */
   signalForeground(signal: NodeJS.Signals): boolean;
   lastOutputAt(): number;
+  /** Milliseconds the session has spent waiting for a person's decision (line-gate.ts): no timer runs meanwhile. */
+  heldMs(): number;
+  isHeld(): boolean;
   changed(): void;
 }
 
@@ -76,6 +81,8 @@ export class CommandRecord {
   finishedAt: Date | null = null;
   scriptFile?: string;
   hardTimer: NodeJS.Timeout | null = null;
+  /** Set when the line was refused (status `denied`): what the caller is told. */
+  denial: DeniedError | null = null;
   private readonly waiters = new Set<() => void>();
 
   constructor(
@@ -181,6 +188,20 @@ export class CommandTracker {
     this.setState('prompt');
   }
 
+  /** The line gate waits for, or has reached, a decision about the line now running. */
+  onGate(e: GateEvent): void {
+    const rec = this.current;
+    if (!rec || rec.shellDone) return;
+    if (e.state === 'decided' && !e.allowed && rec.status === 'running') {
+      rec.status = 'denied';
+      rec.exitCode = null;
+      rec.finishedAt = new Date();
+      rec.denial = new DeniedError(e.message, e.reason);
+      this.host.changed();
+    }
+    rec.wake();
+  }
+
   onShellExit(): void {
     const rec = this.current;
     if (rec && !rec.shellDone) {
@@ -227,28 +248,52 @@ export class CommandTracker {
     this.current = rec;
     this.setState('busy');
 
+    // Time spent waiting for a person's decision does not count against any of the timeouts below.
+    const heldAtStart = this.host.heldMs();
+    const heldSince = (): number => this.host.heldMs() - heldAtStart;
     if (opts.hardTimeoutSecs != null && opts.hardTimeoutSecs > 0) {
-      rec.hardTimer = setTimeout(() => void this.interrupt(rec, 'hard_timeout'), opts.hardTimeoutSecs * 1000);
+      const hardMs = opts.hardTimeoutSecs * 1000;
+      const arm = (ms: number): void => {
+        rec.hardTimer = setTimeout(() => {
+          const left = hardMs - (Date.now() - rec.startedAt.getTime() - heldSince());
+          if (left > 0) arm(left);
+          else void this.interrupt(rec, 'hard_timeout');
+        }, ms);
+      };
+      arm(hardMs);
     }
     if (opts.async) return { record: rec, outcome: 'async' };
 
     const callTimeoutMs = opts.timeoutSecs != null && opts.timeoutSecs > 0 ? opts.timeoutSecs * 1000 : Infinity;
     const noChangeMs = opts.noChangeTimeoutSecs != null && opts.noChangeTimeoutSecs > 0 ? opts.noChangeTimeoutSecs * 1000 : Infinity;
-    const deadline = Date.now() + callTimeoutMs;
+    const started = rec.startedAt.getTime();
     let noChangeFired = false;
+    let quietSince = started;
     // Wake up for whichever comes first: the end, the call's timeout, or a quiet spell of noChangeMs.
     while (!rec.finished) {
-      const quietDeadline = Math.max(this.host.lastOutputAt(), rec.startedAt.getTime()) + noChangeMs;
+      if (this.host.isHeld()) {
+        // A person is deciding: wait for the decision with no clock running, then count quiet from it.
+        await rec.until(() => rec.finished || !this.host.isHeld(), Infinity);
+        quietSince = Date.now();
+        continue;
+      }
+      const deadline = started + heldSince() + callTimeoutMs;
+      const quietDeadline = Math.max(this.host.lastOutputAt(), quietSince) + noChangeMs;
       const wakeAt = Math.min(deadline, quietDeadline);
-      await rec.until(() => rec.finished, wakeAt - Date.now());
-      if (rec.finished) break;
+      await rec.until(() => rec.finished || this.host.isHeld(), wakeAt - Date.now());
+      if (rec.finished || this.host.isHeld()) continue;
       const now = Date.now();
-      if (now >= deadline) return { record: rec, outcome: 'timeout' };
-      if (now >= Math.max(this.host.lastOutputAt(), rec.startedAt.getTime()) + noChangeMs) {
+      if (now >= started + heldSince() + callTimeoutMs) return { record: rec, outcome: 'timeout' };
+      if (now >= Math.max(this.host.lastOutputAt(), quietSince) + noChangeMs) {
         noChangeFired = true;
         await this.interrupt(rec, 'no_change_timeout');
         break;
       }
+    }
+    if (rec.status === 'denied') {
+      // Refused: it never ran. Answer once the shell is back at its prompt, so the next call finds it ready.
+      await rec.until(() => rec.shellDone, LineGateConstants.PromptAfterDenialMs);
+      throw rec.denial ?? new DeniedError('Denied', 'denied');
     }
     if (!noChangeFired && (rec.status === 'hard_timeout' || rec.status === 'no_change_timeout')) {
       // A hard timeout fired while we waited: answer once the interrupt has settled.
@@ -256,6 +301,29 @@ export class CommandTracker {
     }
     const outcome: ExecOutcome = rec.status === 'running' ? 'timeout' : rec.status;
     return { record: rec, outcome };
+  }
+
+  /**
+   * A command whose start and end the caller knows without markers (the bash API runs each command as a
+   * process of its own on pipes). Its output is the log between `begin` and `end`, as for any command.
+   */
+  begin(command: string): CommandRecord {
+    const rec = new CommandRecord(this.nextId++, command, 'exec', this.host.log.end, 0);
+    rec.outputStart = rec.writeOffset;
+    this.current = rec;
+    this.setState('busy');
+    return rec;
+  }
+
+  /** Ends a command `begin` opened; `stillRunning` is another of them that becomes the current one. */
+  end(rec: CommandRecord, status: CommandStatus, exitCode: number | null, stillRunning: CommandRecord | null): void {
+    if (rec.shellDone) return;
+    rec.outputEnd = this.host.log.end;
+    rec.status = status;
+    rec.exitCode = exitCode;
+    this.finish(rec);
+    if (!this.current && stillRunning && !stillRunning.shellDone) this.current = stillRunning;
+    this.setState(this.current ? 'busy' : 'prompt');
   }
 
   /** Waits until the running command ends or `ms` pass; at once when nothing runs. */

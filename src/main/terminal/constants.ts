@@ -81,6 +81,26 @@ export const MemoryConstants = {
   GrowthChecksPerBudget: 16,
 } as const;
 
+/**
+ * Answers to a program's terminal queries (cursor position, device attributes) are input the server
+ * writes itself; like any other input they are bounded, so a program that floods queries without
+ * reading the answers (`yes $'\e[6n'`) costs nothing that grows.
+ */
+export const QueryAnswerConstants = {
+  /** Answers one parsed chunk may produce, written as one: a program that asks and waits needs a few dozen bytes. */
+  MaxBytesPerChunk: 4096,
+  /** Answer bytes a session may write per second: far above any program that reads its answers, far below a flood. */
+  BytesPerSecond: 64 * 1024,
+} as const;
+
+export const InputConstants = {
+  /**
+   * Input waiting for a program that does not read it, beyond which more is refused (4 of the largest
+   * single inputs): the server never holds more than this for a terminal whose program has stopped reading.
+   */
+  MaxPendingBytes: 4 * 1024 * 1024,
+} as const;
+
 export const CommandConstants = {
   /** default: AIO's per-session no_change_timeout (seconds), applied only while a caller waits on a synchronous exec. */
   DefaultNoChangeTimeoutSecs: 120,
@@ -96,11 +116,20 @@ export const CommandConstants = {
   RenderWindowBytes: 256 * 1024,
   /** How long a new shell may take to print its first prompt marker before creation fails. */
   ShellStartTimeoutMs: 10000,
+  /** How long a person's shell (which reads their own rc file) is waited for before their terminal opens anyway. */
+  PersonShellGraceMs: 3000,
 } as const;
 
 export const SessionConstants = {
   /** default: AIO_SHELL_MAX_SESSIONS */
   DefaultMaxSessions: 20,
+  /** default: PTYDECK_MAX_SESSIONS_PER_AGENT. Half the default global limit: two busy agents fit, one cannot take everything. */
+  DefaultMaxSessionsPerAgent: 10,
+  /**
+   * Sessions kept for the person whatever agents do (at most a quarter of the global limit): the person
+   * can always open a terminal to look into what the agents are doing.
+   */
+  PersonReserveSessions: 2,
   /** default: AIO_SHELL_SESSION_TIMEOUT_SECS (idle close) */
   DefaultIdleTimeoutSecs: 3600,
   /** How often the idle reaper looks; idle close is not time-critical. */

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { FloorMode } from './floor';
 
 /**
- * What a restart needs to take a durable session back: id, owner, settings, and its marker nonce and
- * environment tag. The tmux backend keeps these records in a file (DurableState); the PTY host keeps
+ * What a restart needs to take a durable session back: id, owner, settings, and its marker nonce,
+ * environment tag and cgroup. The tmux backend keeps these records in a file (DurableState); the PTY host keeps
  * them in its own memory, beside the terminal, which is exactly as long as they are worth anything.
  */
 export interface SavedSession {
@@ -22,8 +22,12 @@ export interface SavedSession {
   envTag: string;
   /** The title set through the API (a program's window title is not kept: the program says it again). */
   title?: string | null;
+  /** Its shell asks before running a line (line-gate-hook.ts), so an adopting server listens for it. */
+  gateHook?: boolean;
   /** Runs one command instead of an interactive shell (execd's `command`): no markers to follow. */
   command?: string;
+  /** The cgroup its processes are kept in (process-tracking.ts), when it has one. */
+  cgroup?: string | null;
 }
 
 /** True when `v` has the shape of a SavedSession (records come back from a file or another process). */

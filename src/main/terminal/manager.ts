@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import type { AdoptableProcess, Backend, DurableBackend } from './backends/backend';
 import { HostBackend } from './backends/host-backend';
 import { NodePtyBackend } from './backends/node-pty-backend';
@@ -15,15 +15,27 @@ import { hostEntryPath } from './host/launch';
 import { OutputLogConstants, SessionConstants, TeardownConstants, CommandConstants, ScreenConstants, WaitMonitorConstants, MemoryConstants } from './constants';
 import { MemoryBudget, spillDirIn } from './memory-budget';
 import { Emitter } from './emitter';
+import { InvalidRequestError } from './errors';
+import { NativeSessionRecords } from './orphans';
+import { existingDirectory } from './paths';
+import { detectProcessTracker, environmentTracker, type ProcessTracker } from './process-tracking';
 import { WaitMonitor } from './wait-monitor';
 import { SYSTEM, type Actor } from './actor';
 import type { FloorMode } from './floor';
-import { Session, type SessionBackends, type SessionSpec } from './session';
+import { Session, type HostFactory, type SessionBackends, type SessionSpec } from './session';
+import type { LineGate } from './line-gate';
+import type { GateHost } from './line-gate-link';
+import { LineGateServer } from './line-gate-server';
 import type { TeardownReport } from './teardown';
 import { cleanWindowTitle } from './title';
 
 export interface ManagerConfig {
+  /** AIO_SHELL_MAX_SESSIONS: every session, whoever owns it. */
   maxSessions: number;
+  /** PTYDECK_MAX_SESSIONS_PER_AGENT: what one agent may hold, so that it cannot starve the others. */
+  maxSessionsPerAgent: number;
+  /** The owner name of the person's own sessions: they count against the global limit only, and have room kept for them. */
+  personOwner: string;
   idleTimeoutSecs: number;
   logBytes: number;
   /** All sessions' logs and screens together (see memory-budget.ts). */
@@ -40,10 +52,17 @@ export interface ManagerConfig {
   backend: 'auto' | 'host' | 'tmux' | 'native';
   /** Where durable state lives (the PTY host's socket, ptydeck's tmux server); null turns both off. */
   stateDir: string | null;
+  /**
+   * PTYDECK_PROCESS_TRACKING: 'auto' keeps each session's processes in a cgroup of its own where the
+   * machine allows one; 'environment' never makes cgroups (teardown then relies on the environment tag).
+   */
+  processTracking: 'auto' | 'environment';
 }
 
 export const defaultManagerConfig = (): ManagerConfig => ({
   maxSessions: SessionConstants.DefaultMaxSessions,
+  maxSessionsPerAgent: SessionConstants.DefaultMaxSessionsPerAgent,
+  personOwner: 'admin',
   idleTimeoutSecs: SessionConstants.DefaultIdleTimeoutSecs,
   logBytes: OutputLogConstants.DefaultCapacityBytes,
   memoryBudgetBytes: MemoryConstants.DefaultBudgetBytes,
@@ -53,6 +72,7 @@ export const defaultManagerConfig = (): ManagerConfig => ({
   defaultCwd: homedir(),
   backend: 'auto',
   stateDir: null,
+  processTracking: 'auto',
 });
 
 export interface CreateRequest {
@@ -66,6 +86,8 @@ export interface CreateRequest {
   command?: string;
   /** Do not start the shell yet (execd: the first socket starts it and picks pty or pipe mode). */
   lazy?: boolean;
+  /** Run on this process host instead of a shell (the bash API's one process per command). */
+  host?: HostFactory;
   floor?: FloorMode;
   noChangeTimeoutSecs?: number | null;
   retention?: 'persistent' | 'expiring';
@@ -79,27 +101,23 @@ export interface CreateRequest {
   explicit?: boolean;
 }
 
-/** A request the core refuses; doors turn it into their dialect's 400. */
-export class InvalidRequestError extends Error {
+export { InvalidRequestError };
+
+/** No room for the requester's new session, and none of its own sessions could be reclaimed. */
+export class SessionLimitError extends Error {
   constructor(message: string) {
     super(message);
-    this.name = 'InvalidRequestError';
-  }
-}
-
-export class SessionLimitError extends Error {
-  constructor(max: number) {
-    super(
-      `Cannot create session: the limit of ${max} sessions is reached and none can be reclaimed (each has a running command or an attached client); close one first`,
-    );
     this.name = 'SessionLimitError';
   }
 }
 
-/** The id exists and belongs to someone else. */
+/**
+ * The id cannot be used by this requester. The same answer whether another principal holds it or not:
+ * the message never says the id exists, or whose it is.
+ */
 export class IdTakenError extends Error {
   constructor(id: string) {
-    super(`Session id ${id} is already in use by another principal`);
+    super(`Session id ${id} is not available; choose another id, or omit id for a generated one`);
     this.name = 'IdTakenError';
   }
 }
@@ -115,15 +133,23 @@ export interface ManagerEvents extends Record<string, unknown> {
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
 
 /**
- * Owns every session: creates them (idempotently by id), enforces the session limit by reclaiming the
- * least recently used idle session, closes idle ones, and ends them all on shutdown.
+ * Owns every session: creates them (idempotently by id), enforces the limits (global, per agent, and
+ * the person's reserve) by reclaiming the requester's own least recently used idle session, closes idle
+ * ones, keeps each session's processes findable (process-tracking.ts, orphans.ts), and ends them all on
+ * shutdown.
  */
 export class SessionManager {
   readonly events = new Emitter<ManagerEvents>();
   readonly config: ManagerConfig;
   private readonly sessions = new Map<string, Session>();
   private readonly creating = new Map<string, Promise<{ session: Session; created: boolean }>>();
+  /** Who each pending creation is for: they count against that owner's quota until they are sessions. */
+  private readonly creatingOwner = new Map<string, string>();
   private readonly backends: SessionBackends;
+  /** Where each session's processes are kept (process-tracking.ts). */
+  readonly tracker: ProcessTracker;
+  /** What a crashed predecessor's in-process sessions left, and ours while they run (orphans.ts). */
+  private readonly nativeRecords: NativeSessionRecords | null;
   private readonly saveTimers = new Map<'host' | 'tmux', NodeJS.Timeout>();
   private recordsFinal = false;
   readonly memory: MemoryBudget;
@@ -131,11 +157,14 @@ export class SessionManager {
   private readonly waitMonitor: NodeJS.Timeout;
   /** Keeps `waitingForInput` and the prompt line current (wait-monitor.ts). */
   private readonly waits = new WaitMonitor();
+  private gateHost: GateHost | undefined;
 
   constructor(config: Partial<ManagerConfig> = {}, backends?: { pty: Backend; pipe?: Backend }) {
     this.config = { ...defaultManagerConfig(), ...config };
     this.backends = { pty: backends?.pty ?? new NodePtyBackend(), pipe: backends?.pipe ?? new PipeBackend(), durable: {} };
     const { backend, stateDir } = this.config;
+    this.tracker = this.config.processTracking === 'environment' ? environmentTracker : detectProcessTracker();
+    this.nativeRecords = stateDir ? new NativeSessionRecords(stateDir) : null;
     this.memory = new MemoryBudget(this.config.memoryBudgetBytes, () => this.list(), spillDirIn(stateDir));
     if (stateDir && (backend === 'auto' || backend === 'host') && hostEntryPath()) {
       this.backends.durable.host = new HostBackend(stateDir);
@@ -151,6 +180,26 @@ export class SessionManager {
     this.reaper.unref();
     this.waitMonitor = setInterval(() => this.waits.tick(this.sessions.values()), WaitMonitorConstants.IntervalMs);
     this.waitMonitor.unref();
+  }
+
+  /**
+   * From now on, lines typed into new sessions of owners `appliesTo` accepts are asked about first
+   * (line-gate.ts). Resolves, once the gate's port is listening, to the way to stop it.
+   */
+  async setLineGate(gate: LineGate, appliesTo: (owner: string) => boolean): Promise<() => Promise<void>> {
+    const server = new LineGateServer(this.config.stateDir);
+    await server.start();
+    const host: GateHost = { gate, server, appliesTo };
+    this.gateHost = host;
+    return async () => {
+      if (this.gateHost === host) this.gateHost = undefined;
+      await server.stop();
+    };
+  }
+
+  /** The loopback port gated shells ask on (0 when no gate is registered). */
+  get lineGatePort(): number {
+    return this.gateHost?.server.port ?? 0;
   }
 
   get(id: string): Session | undefined {
@@ -182,20 +231,22 @@ export class SessionManager {
     }
     const pending = this.createNew(id, req);
     this.creating.set(id, pending);
+    this.creatingOwner.set(id, req.owner);
     try {
       return await pending;
     } finally {
       this.creating.delete(id);
+      this.creatingOwner.delete(id);
     }
   }
 
   private async createNew(id: string, req: CreateRequest): Promise<{ session: Session; created: boolean }> {
-    const cwd = resolveDirectory(req.cwd ?? this.config.defaultCwd);
+    const cwd = await existingDirectory(req.cwd ?? this.config.defaultCwd);
     const cols = req.cols ?? SessionConstants.DefaultCols;
     const rows = req.rows ?? SessionConstants.DefaultRows;
     if (!Number.isInteger(cols) || cols < 1 || cols > SessionConstants.MaxCols) throw new InvalidRequestError(`cols must be an integer from 1 to ${SessionConstants.MaxCols}`);
     if (!Number.isInteger(rows) || rows < 1 || rows > SessionConstants.MaxRows) throw new InvalidRequestError(`rows must be an integer from 1 to ${SessionConstants.MaxRows}`);
-    await this.makeRoom();
+    await this.makeRoom(id, req.owner);
     const spec: SessionSpec = {
       id,
       owner: req.owner,
@@ -213,20 +264,32 @@ export class SessionManager {
       noChangeTimeoutSecs: req.noChangeTimeoutSecs ?? this.config.noChangeTimeoutSecs,
       retention: req.retention,
       teardownGraceMs: this.config.teardownGraceMs,
-      backend: this.chooseBackend(req),
+      // A process host (the bash API's) runs in this process on pipes: never in the PTY host or tmux.
+      backend: req.host ? 'native' : this.chooseBackend(req),
       title: req.title,
     };
     if (spec.backend === 'host') spec.backend = await this.connectHost();
-    const session = new Session(spec, this.backends, this.memory);
+    const session = new Session(spec, this.backends, this.memory, this.gateHost, this.tracker);
     this.register(session);
-    if (!req.lazy) {
+    if (req.host) {
+      try {
+        session.host(req.host);
+      } catch (err) {
+        this.sessions.delete(id);
+        throw new InvalidRequestError(`could not start the session: ${(err as Error).message}`);
+      }
+    } else if (!req.lazy) {
       try {
         session.start();
       } catch (err) {
         this.sessions.delete(id);
         throw new InvalidRequestError(`could not start the shell: ${(err as Error).message}`);
       }
-      if (!(await session.ready())) {
+      // A person's own rc file may take long (a pyenv rehash waits a minute on a stale lock): like any
+      // terminal emulator, their terminal opens while it still runs (commands wait for the prompt
+      // themselves); an agent's clean shell must show a prompt before its creation is answered.
+      const ready = await session.ready(req.loadUserRc ? CommandConstants.PersonShellGraceMs : undefined);
+      if (!ready && !(req.loadUserRc && session.isAlive)) {
         const spawnError = (session.process as { spawnError?: string | null } | null)?.spawnError;
         const why = spawnError ?? (session.exit ? `the shell exited with code ${session.exit.exitCode}` : 'the shell printed no prompt in time');
         await session.close();
@@ -241,15 +304,32 @@ export class SessionManager {
     const id = session.id;
     this.sessions.set(id, session);
     this.events.emit('registered', session);
+    let recorded = false;
     session.events.on('changed', (s) => {
       if (s.isDurable) this.scheduleSave(s.backendKind as 'host' | 'tmux');
+      else if (!recorded && s.processIdentity && !s.closed) {
+        // An in-process session's processes, recorded while they run: a successor reaps them if we crash.
+        recorded = true;
+        this.nativeRecords?.add({ sessionId: id, ...s.processIdentity });
+      }
       this.events.emit('changed', s);
     });
     session.events.on('closed', (report) => {
       if (this.sessions.get(id) === session) this.sessions.delete(id);
       if (session.isDurable) this.scheduleSave(session.backendKind as 'host' | 'tmux');
+      // Kept while something survived: the next start tries again.
+      else if (recorded && report.survivors.length === 0) this.nativeRecords?.remove(id);
       this.events.emit('closed', { session, report });
     });
+  }
+
+  /**
+   * Ends what in-process sessions of a server that died without closing them (SIGKILL, a crash, power)
+   * left running. Called once at start, before any session of ours exists. Durable sessions (PTY host,
+   * tmux) are never touched: they are meant to outlive ptydeck, and are taken back by adoptDurableSessions.
+   */
+  async reapOrphans(): Promise<number> {
+    return this.nativeRecords ? this.nativeRecords.reapDead(this.tracker) : 0;
   }
 
   /** Records of a durable backend's sessions go to it at most every DurableSaveMs (they change with every command). */
@@ -327,7 +407,7 @@ export class SessionManager {
       if (!backend) continue;
       for (const { saved, proc } of await backend.survivors()) {
         if (this.sessions.has(saved.id)) continue;
-        const session = new Session(this.specFromRecord(saved, kind), this.backends, this.memory);
+        const session = new Session(this.specFromRecord(saved, kind), this.backends, this.memory, this.gateHost, this.tracker);
         this.register(session);
         session.adopt(proc);
         adopted.push(session);
@@ -356,7 +436,7 @@ export class SessionManager {
       retention: saved.retention,
       teardownGraceMs: this.config.teardownGraceMs,
       backend: kind,
-      identity: { nonce: saved.nonce, envTag: saved.envTag },
+      identity: { nonce: saved.nonce, envTag: saved.envTag, gateHook: saved.gateHook === true, cgroup: saved.cgroup ?? null },
       createdAt: saved.createdAt,
       restored: true,
       // The record is ours, but a title from it is cleaned like any other before it is shown.
@@ -380,6 +460,8 @@ export class SessionManager {
       return;
     }
     for (const kind of ['host', 'tmux'] as const) this.saveNow(kind);
+    // Those records are final: detaching below must not rewrite them without the sessions they keep.
+    this.backends.durable.tmux?.dispose();
     this.recordsFinal = true;
     for (const t of this.saveTimers.values()) clearTimeout(t);
     this.saveTimers.clear();
@@ -443,25 +525,50 @@ export class SessionManager {
     return !running && s.shellState !== 'busy' && s.attachedClients === 0;
   }
 
-  stats(): { total: number; active: number; idle: number; max: number; timeoutSecs: number } {
-    const now = Date.now();
-    let active = 0;
-    for (const s of this.sessions.values()) {
-      const busy = !this.isReclaimable(s);
-      if (busy || now - s.lastUsedAt.getTime() < 300_000) active++;
-    }
-    return { total: this.sessions.size, active, idle: this.sessions.size - active, max: this.config.maxSessions, timeoutSecs: this.config.idleTimeoutSecs };
+  /** How many sessions are kept for the person's own: agents together may hold no more than the rest. */
+  get personReserve(): number {
+    return Math.min(SessionConstants.PersonReserveSessions, Math.floor(this.config.maxSessions / 4));
   }
 
-  private async makeRoom(): Promise<void> {
-    const pendingCount = this.creating.size - 1;
-    while (this.sessions.size + Math.max(0, pendingCount) >= this.config.maxSessions) {
+  /** The most sessions `owner` may hold: the person, the global limit; an agent, its quota within the agents' share. */
+  limitFor(owner: string): number {
+    if (owner === this.config.personOwner) return this.config.maxSessions;
+    return Math.min(this.config.maxSessionsPerAgent, this.config.maxSessions - this.personReserve);
+  }
+
+  /**
+   * Makes room for one more session of `owner`, reclaiming only that owner's own idle sessions (least
+   * recently used first): one agent's creations never close another principal's session.
+   */
+  private async makeRoom(id: string, owner: string): Promise<void> {
+    for (;;) {
+      const problem = this.roomProblem(id, owner);
+      if (!problem) return;
       const victim = this.list()
-        .filter((s) => this.isReclaimable(s))
+        .filter((s) => s.owner === owner && this.isReclaimable(s))
         .sort((a, b) => rank(a) - rank(b) || a.lastUsedAt.getTime() - b.lastUsedAt.getTime())[0];
-      if (!victim) throw new SessionLimitError(this.config.maxSessions);
+      if (!victim) throw new SessionLimitError(problem);
       await this.close(victim.id);
     }
+  }
+
+  /** Why `owner` has no room for another session now (null when it has). Says nothing of other principals' sessions. */
+  private roomProblem(id: string, owner: string): string | null {
+    const pending = [...this.creatingOwner.entries()].filter(([other]) => other !== id).map(([, o]) => o);
+    const total = this.sessions.size + pending.length;
+    const reclaim = 'none of yours can be reclaimed (each has a running command or an attached client); close one first';
+    if (owner === this.config.personOwner) {
+      return total >= this.config.maxSessions ? `Cannot create session: the limit of ${this.config.maxSessions} sessions is reached and none can be reclaimed: ${reclaim}` : null;
+    }
+    const own = this.list().filter((s) => s.owner === owner).length + pending.filter((o) => o === owner).length;
+    if (own >= this.config.maxSessionsPerAgent) {
+      return `Cannot create session: ${owner} holds ${own} sessions, its quota of ${this.config.maxSessionsPerAgent} sessions, and ${reclaim}`;
+    }
+    const agents = this.list().filter((s) => s.owner !== this.config.personOwner).length + pending.filter((o) => o !== this.config.personOwner).length;
+    if (agents >= this.config.maxSessions - this.personReserve || total >= this.config.maxSessions) {
+      return `Cannot create session: there is no room for another agent session right now (the rest is kept for the person), and ${reclaim}, or try again later`;
+    }
+    return null;
   }
 
   private async reapIdle(): Promise<void> {
@@ -490,19 +597,4 @@ const AdoptReplayTimeoutMs = 15_000;
 function rank(s: Session): number {
   if (!s.isAlive && s.started) return 0;
   return s.spec.retention === 'expiring' ? 1 : 2;
-}
-
-/** `dir` as an existing absolute directory (real path); the error names `field` as the request called it. */
-export function resolveDirectory(dir: string, field = 'cwd'): string {
-  const expanded = dir === '~' ? homedir() : dir.startsWith('~/') ? join(homedir(), dir.slice(2)) : dir;
-  if (expanded.includes('\0')) throw new InvalidRequestError(`${field} must not contain NUL bytes`);
-  if (!isAbsolute(expanded)) throw new InvalidRequestError(`${field} must be an absolute path (got ${JSON.stringify(dir)})`);
-  let st;
-  try {
-    st = statSync(expanded);
-  } catch {
-    throw new InvalidRequestError(`${field} ${JSON.stringify(dir)} does not exist`);
-  }
-  if (!st.isDirectory()) throw new InvalidRequestError(`${field} ${JSON.stringify(dir)} is not a directory`);
-  return realpathSync(expanded);
 }

@@ -3,7 +3,7 @@ import * as serializeModule from '@xterm/addon-serialize';
 import type { Terminal as HeadlessTerminal } from '@xterm/headless';
 import type { SerializeAddon as SerializeAddonType } from '@xterm/addon-serialize';
 import type { GlanceRun } from '../../shared/types';
-import { ScreenConstants } from './constants';
+import { QueryAnswerConstants, ScreenConstants } from './constants';
 import type { OutputLog } from './output-log';
 
 /**
@@ -14,6 +14,13 @@ import type { OutputLog } from './output-log';
 const cjs = <T>(ns: unknown): T => ((ns as { default?: T }).default ?? ns) as T;
 const { Terminal } = cjs<{ Terminal: typeof HeadlessTerminal }>(headlessModule);
 const { SerializeAddon } = cjs<{ SerializeAddon: typeof SerializeAddonType }>(serializeModule);
+
+/** Where the answers to terminal queries go (the PTY), and whether it is taking input at the moment. */
+export interface QueryAnswerSink {
+  write(reply: string): void;
+  /** False while earlier input still waits for the program to read it: then answers are dropped. */
+  draining(): boolean;
+}
 
 export interface ScreenSnapshot {
   /** Escape sequences that repaint the screen (and scrollback) on an empty terminal of this size. */
@@ -43,7 +50,13 @@ export class ScreenMirror {
   private parsed: number;
   private readonly pendingResizes: { offset: number; cols: number; rows: number }[] = [];
   private chain: Promise<void> = Promise.resolve();
+  /** A catch-up that is queued but has not started: it will parse up to wherever the log ends then. */
+  private queued: Promise<void> | null = null;
   private answering = false;
+  /** Answers produced while parsing the current step, written together once it is parsed. */
+  private replies: string[] = [];
+  private replyBytes = 0;
+  private readonly answerBudget = new ByteBudget(QueryAnswerConstants.BytesPerSecond);
   private lastRebuilt = false;
   private idleTimer: NodeJS.Timeout | null = null;
   private lastOutputAt = 0;
@@ -57,7 +70,7 @@ export class ScreenMirror {
     rows: number,
     scrollback: number = ScreenConstants.DefaultScrollbackLines,
     /** Where the answers to terminal queries go (the PTY), or null when something else answers them (tmux). */
-    private readonly answer: ((reply: string) => void) | null = null,
+    private readonly answer: QueryAnswerSink | null = null,
     /** Queries before this offset were answered by an earlier screen (this one replaces a dropped one). */
     private readonly answerFrom = 0,
   ) {
@@ -66,7 +79,11 @@ export class ScreenMirror {
     this.term.loadAddon(this.serializer);
     this.parsed = log.start;
     this.term.onData((reply) => {
-      if (this.answering && this.answer) this.answer(reply);
+      if (!this.answering || !this.answer) return;
+      // Coalesced per step and capped: a flood of queries in one step yields one bounded answer.
+      if (this.replyBytes + reply.length > QueryAnswerConstants.MaxBytesPerChunk) return;
+      this.replies.push(reply);
+      this.replyBytes += reply.length;
     });
   }
 
@@ -112,6 +129,8 @@ export class ScreenMirror {
 
   /** A program asked the terminal something: parse now so the headless terminal answers it. */
   noteQuery(): void {
+    // One urgent catch-up already queued will parse this query too: a query in every chunk adds nothing.
+    if (this.queued && this.urgent > 0) return;
     void this.catchUp();
   }
 
@@ -122,11 +141,18 @@ export class ScreenMirror {
 
   /**
    * Parses everything the log holds up to now. Calls are serialized; each resolves once its bytes are in.
-   * An idle catch-up (nobody waits for it) parses in small steps and yields between them.
+   * An idle catch-up (nobody waits for it) parses in small steps and yields between them. Calls made
+   * while one is already queued share it (it starts later, so it parses at least as far): a program that
+   * prints a query in every chunk queues one catch-up, not one per chunk.
    */
   catchUp(opts: { idle?: boolean } = {}): Promise<void> {
     if (!opts.idle) this.urgent++;
+    const done = (): void => {
+      if (!opts.idle) this.urgent--;
+    };
+    if (this.queued) return this.queued.finally(done);
     const run = async (): Promise<void> => {
+      this.queued = null;
       if (this.disposed) return;
       const target = this.log.end;
       if (this.parsed < this.log.start || target - this.parsed > ScreenConstants.RebuildAboveBytes) {
@@ -153,6 +179,7 @@ export class ScreenMirror {
             const bytes = this.log.read(this.parsed, stop);
             await new Promise<void>((resolve) => this.term.write(bytes, resolve));
             this.parsed = stop;
+            this.sendReplies();
             // Nobody waits: let I/O (an exec, a keystroke) in between steps.
             if (this.urgent === 0 && this.parsed < target) await new Promise((r) => setImmediate(r));
           }
@@ -167,13 +194,27 @@ export class ScreenMirror {
         }
       } finally {
         this.answering = false;
+        this.replies = [];
+        this.replyBytes = 0;
       }
     };
-    const done = (): void => {
-      if (!opts.idle) this.urgent--;
-    };
-    this.chain = this.chain.then(run, run).finally(done);
+    const queued = this.chain.then(run, run);
+    this.queued = queued;
+    this.chain = queued.finally(done);
     return this.chain;
+  }
+
+  /**
+   * Writes the step's answers as one write, unless the program is not reading its input (the answers
+   * would only pile up behind what waits) or the session has spent its answer budget for now.
+   */
+  private sendReplies(): void {
+    if (!this.replies.length) return;
+    const reply = this.replies.join('');
+    this.replies = [];
+    this.replyBytes = 0;
+    if (this.disposed || !this.answer || !this.answer.draining() || !this.answerBudget.take(reply.length)) return;
+    this.answer.write(reply);
   }
 
   private rebuildStart(target: number): number {
@@ -330,5 +371,24 @@ export class ScreenMirror {
     this.disposed = true;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.term.dispose();
+  }
+}
+
+/** A token bucket: at most `perSecond` bytes a second, with a burst of one second's worth. */
+class ByteBudget {
+  private tokens: number;
+  private at = Date.now();
+
+  constructor(private readonly perSecond: number) {
+    this.tokens = perSecond;
+  }
+
+  take(n: number): boolean {
+    const now = Date.now();
+    this.tokens = Math.min(this.perSecond, this.tokens + ((now - this.at) / 1000) * this.perSecond);
+    this.at = now;
+    if (n > this.tokens) return false;
+    this.tokens -= n;
+    return true;
   }
 }

@@ -1,5 +1,6 @@
 import type { WaitReason } from '../../shared/types';
 import type { Actor } from './actor';
+import { DeniedError, LineGateConstants } from './line-gate';
 import type { Marker } from './marker-scanner';
 import { anyTerminalWait, freshTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
 import type { Session } from './session';
@@ -27,6 +28,9 @@ import type { Session } from './session';
  * A send that types nothing (empty text, no Enter) only watches: there is no write for a wait to be newer
  * than, so a wait that already exists counts (a program blocked reading, or the shell at its prompt), and
  * the answer comes at once.
+ *
+ * While the line waits for a person's decision (line-gate.ts) no tier is looked at and no clock runs;
+ * a refused line answers DeniedError once the prompt is back.
  */
 export const SendConstants = {
   /**
@@ -93,6 +97,7 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
   if (!session.started) session.start();
   await session.ready();
   session.authorize(opts.writer, 'send');
+  if (opts.submit) await session.checkLineAtDoor(opts.text, opts.writer);
 
   const marker = await session.screen.markCursor();
   const pid = session.pid;
@@ -108,6 +113,11 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
     if (m.kind === 'D') cycleEnded = true;
     else if (m.kind === 'B' && cycleEnded) promptSeen = true;
   });
+  let denial: DeniedError | null = null;
+  const offGate = session.events.on('gate', (e) => {
+    if (e.state === 'decided' && !e.allowed) denial ??= new DeniedError(e.message, e.reason);
+  });
+  const heldAtStart = session.heldMs();
   const started = Date.now();
   const watchOnly = opts.text === '' && !opts.submit;
   // Woken by each batch of output, so the kernel is asked as soon as the output goes quiet.
@@ -136,8 +146,13 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
         done();
       };
     });
+  /** Quiet is counted from the later of the write and the end of the last wait for a decision. */
+  let quietFrom = started;
+  /** Time spent waiting for a person's decision does not count against the send's timeout. */
+  const elapsed = (): number => Date.now() - started - (session.heldMs() - heldAtStart);
+  let deniedAt = 0;
   try {
-    if (!watchOnly) session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer);
+    if (!watchOnly) session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer, opts.submit);
     const waiting = (): boolean =>
       watchOnly
         ? (kernel && anyTerminalWait(probeForeground(pid!))) || shellAtPrompt(session, kernel)
@@ -151,14 +166,29 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
       outputArrived = false;
       await pause(quieting === 0 ? backoff : quieting === 1 ? SendConstants.QuietMs : SendConstants.QuietRetryMs);
       const now = Date.now();
+      if (session.held) {
+        // A person is deciding: no tier is looked at, and no clock runs.
+        quietFrom = now;
+        waitSeen = null;
+        quieting = 0;
+        backoff = SendConstants.PollMs;
+        continue;
+      }
+      if (denial) {
+        // It never ran: answer once the prompt is back (or after a grace), so the next call finds it ready.
+        deniedAt ||= now;
+        if (promptSeen || session.exit || session.closed || now - deniedAt >= LineGateConstants.PromptAfterDenialMs) throw denial;
+        quieting = 0;
+        continue;
+      }
       if (outputArrived) {
         // Output: wait for it to go quiet, then look at once.
         quieting++;
         backoff = SendConstants.FirstProbeMs;
-        if (now - started < timeoutMs && !session.exit && !session.closed) continue;
+        if (elapsed() < timeoutMs && !session.exit && !session.closed) continue;
       } else if (quieting === 0) backoff = Math.min(backoff * 2, SendConstants.PollMs);
       quieting = 0;
-      const quietFor = now - Math.max(session.lastOutputAt, started);
+      const quietFor = now - Math.max(session.lastOutputAt, quietFrom);
       const outputSinceWrite = session.log.end > writeOffset;
       if (session.exit || session.closed) reason = 'session_exit';
       else if (waiting()) {
@@ -173,9 +203,9 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
       } else {
         waitSeen = null;
         if (outputSinceWrite && quietFor >= idleMs + (promptSeen ? SendConstants.PromptGraceMs : 0)) reason = 'inferred_idle';
-        else if (Date.now() - started >= timeoutMs) reason = 'timeout';
+        else if (elapsed() >= timeoutMs) reason = 'timeout';
       }
-      if (!reason && Date.now() - started >= timeoutMs) reason = 'timeout';
+      if (!reason && elapsed() >= timeoutMs) reason = 'timeout';
     }
     const view = await session.screen.viewportSince(marker, SendConstants.MaxViewportBytes);
     return {
@@ -189,6 +219,7 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
   } finally {
     session.hub.detach(watcher);
     offMarker();
+    offGate();
     marker?.dispose();
   }
 }

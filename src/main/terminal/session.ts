@@ -5,18 +5,20 @@ import { join } from 'node:path';
 import type { BackendKind, SessionSummary, ShellState, TitleSource } from '../../shared/types';
 import type { AdoptableProcess, Backend, DurableBackend, ProcessExit, TerminalProcess } from './backends/backend';
 import type { SavedSession } from './durable-state';
-import { CommandConstants, ScreenConstants, SessionConstants, StreamConstants } from './constants';
+import { CommandConstants, InputConstants, ScreenConstants, SessionConstants, StreamConstants } from './constants';
 import { CommandTracker, NotActiveError, type ExecOptions } from './commands';
 import { Emitter } from './emitter';
 import { SYSTEM, type Actor, type TerminalAction } from './actor';
 import { Floor, FloorRefusedError, type FloorMode } from './floor';
+import { LineGateLink, type GateEvent, type GateHost } from './line-gate-link';
 import { MarkerScanner, type Marker } from './marker-scanner';
 import { OutputHub, type OutputReader } from './output-hub';
 import { OutputLog } from './output-log';
 import { foregroundPgid, hasProcfs, pidClock, readStat, signalGroup } from './processes';
-import { ScreenMirror } from './screen';
+import { ScreenMirror, type QueryAnswerSink } from './screen';
 import { runSend, SendActiveError, type SendOptions, type SendResult } from './send';
 import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
+import { environmentTracker, type ProcessGroup, type ProcessTracker } from './process-tracking';
 import { killTreeSync, teardownTree, type TeardownReport } from './teardown';
 import { cleanWindowTitle, normalTitle } from './title';
 
@@ -42,8 +44,8 @@ export interface SessionSpec {
   teardownGraceMs?: number;
   /** Which terminal backs the PTY: node-pty in this process, or one that outlives ptydeck (the PTY host, tmux). */
   backend?: 'native' | 'host' | 'tmux';
-  /** A session re-adopted after a restart keeps its marker nonce and environment tag. */
-  identity?: { nonce: string; envTag: string };
+  /** A session re-adopted after a restart keeps its marker nonce, environment tag, process group (and its line gate hook). */
+  identity?: { nonce: string; envTag: string; gateHook?: boolean; cgroup?: string | null };
   createdAt?: string;
   /** Taken over from a terminal an earlier ptydeck started (PTY host or tmux). */
   restored?: boolean;
@@ -67,12 +69,14 @@ export interface SessionBackends {
 export interface SessionEvents extends Record<string, unknown> {
   /** Something a listing shows changed (command, shell state, floor, attachments, exit). */
   changed: Session;
-  /** Bytes appended to the output log at `offset` (channel 2 is stderr, pipe sessions only). */
+  /** Bytes appended to the output log at `offset` (pipe sessions only: channel 2 is stderr, 3 the bash host's transcript). */
   output: { data: Buffer; offset: number; channel: number };
-  /** Bytes about to be written to the terminal (published just before the write), by whom; `command` when they were typed for an exec. `offset` is the log's end then. */
+  /** Bytes about to be written to the terminal (published just before the write), by whom; `command` when they were typed for an exec (on a bash-API session: handed to `bash -c`). `offset` is the log's end then. */
   input: { data: string | Uint8Array; by: Actor; offset: number; command?: string };
   /** A shell-integration marker passed by on the output path. */
   marker: Marker;
+  /** A command a process host ran started or ended (the bash API's; a shell's commands come as markers). */
+  command: { phase: 'started' | 'ended'; command: string; exitCode: number | null };
   /** The floor refused an agent's action. */
   refused: { action: TerminalAction; by: Actor };
   /** `reason` when ptydeck or a bulk action changed it (a pause, a lease that ran out), for people and agents to read. */
@@ -83,6 +87,21 @@ export interface SessionEvents extends Record<string, unknown> {
   signal: { signal: string; by: Actor; delivered: boolean; targetPgid: number | null };
   exit: ProcessExit;
   closed: TeardownReport & { by: Actor };
+  /** A line waits for a decision (line-gate.ts), or was decided after waiting, or was refused. */
+  gate: GateEvent;
+}
+
+/** Builds the process a session runs on when it is not a shell (see `Session.host`). */
+export type HostFactory = (session: Session, env: Record<string, string>) => TerminalProcess;
+
+/** The terminal's program is not reading its input, and enough already waits for it. */
+export class InputBacklogError extends Error {
+  constructor(pending: number) {
+    super(
+      `The terminal is not taking input: ${pending} bytes already wait for its program to read them; retry once it reads (or interrupt it)`,
+    );
+    this.name = 'InputBacklogError';
+  }
 }
 
 export class UnsupportedError extends Error {
@@ -148,18 +167,27 @@ export class Session {
   private throttleTimer: NodeJS.Timeout | null = null;
   /** The pid clock when the shell started (teardown reads only processes younger than it). */
   private pidMark: { pid: number; wraps: number } | undefined;
+  /** The session's process group (a cgroup where the machine allows); made when the shell starts. */
+  private group: ProcessGroup | null = null;
   /** The exit status the shell announced in its EXIT trap, if it did. */
   private reportedExitCode: number | null = null;
   private readonly envTag: string;
   private readonly shellKind: ShellKind;
   /** Terminal queries up to here were answered by a screen since dropped (its successor stays silent on them). */
   private queriesAnsweredTo = 0;
+  /** Present when lines typed here must be asked about first (an agent's session, a gate registered). */
+  private readonly gate: LineGateLink | null;
+  /** The shell asks itself (bash's hook); otherwise the doors ask before typing. */
+  private gateInShell = false;
 
   constructor(
     readonly spec: SessionSpec,
     private readonly backends: SessionBackends,
     /** Told of every byte appended, so the sessions' shared memory budget can act in time. */
     private readonly memory: { noteGrowth(bytes: number): void } | null = null,
+    gateHost?: GateHost,
+    /** Where the session's processes are kept so that none escapes its close (process-tracking.ts). */
+    private readonly tracker: ProcessTracker = environmentTracker,
   ) {
     this.createdAt = spec.createdAt ? new Date(spec.createdAt) : new Date();
     this.cols = spec.cols;
@@ -188,8 +216,12 @@ export class Session {
       typeKeys: (text, writer, command) => this.typeKeys(text, writer, 'exec', command),
       signalForeground: (signal) => this.signalForeground(signal, SYSTEM).delivered,
       lastOutputAt: () => this.lastOutput,
+      heldMs: () => this.heldMs(),
+      isHeld: () => this.held,
       changed: () => this.changed(),
     });
+    this.gate = gateHost?.appliesTo(spec.owner) ? new LineGateLink(this, gateHost) : null;
+    this.events.on('gate', (e) => this.commands.onGate(e));
   }
 
   get id(): string {
@@ -234,14 +266,22 @@ export class Session {
       nonce: identity.nonce,
       envTag: identity.envTag,
       title: this.explicitTitle,
+      ...(identity.gateHook ? { gateHook: true } : {}),
       ...(this.spec.command !== undefined ? { command: this.spec.command } : {}),
+      ...(identity.cgroup ? { cgroup: identity.cgroup } : {}),
     };
   }
 
   /** What a restart needs to recognise this session's markers and processes again. */
-  get identity(): { nonce: string; envTag: string } | null {
+  get identity(): { nonce: string; envTag: string; gateHook: boolean; cgroup: string | null } | null {
     const nonce = this.launch?.nonce ?? this.spec.identity?.nonce ?? (this.spec.command !== undefined ? '' : undefined);
-    return nonce !== undefined ? { nonce, envTag: this.envTag } : null;
+    return nonce !== undefined ? { nonce, envTag: this.envTag, gateHook: this.gateInShell, cgroup: this.group?.path ?? this.spec.identity?.cgroup ?? null } : null;
+  }
+
+  /** How this session's processes are found (for ending them, also after a crash): null before the shell starts. */
+  get processIdentity(): { envTag: string; notBefore: number | null; cgroup: string | null } | null {
+    if (!this.proc) return null;
+    return { envTag: this.envTag, notBefore: this.shellStartTime ?? null, cgroup: this.group?.path ?? null };
   }
 
   get started(): boolean {
@@ -301,7 +341,17 @@ export class Session {
     if (!this.screenMirror) {
       const first = this.sizeAt(this.log.start);
       // The headless screen answers terminal queries, unless the terminal does (tmux) or there is no PTY.
-      const answer = this.proc && this.proc.isTty && !this.proc.answersQueries ? (reply: string) => this.proc?.write(reply) : null;
+      const proc = this.proc;
+      const answer: QueryAnswerSink | null =
+        proc && proc.isTty && !proc.answersQueries
+          ? {
+              write: (reply) => {
+                if (this.isAlive) proc.write(reply);
+              },
+              // Answers wait behind input the program has not read: while any waits, they are dropped.
+              draining: () => (proc.pendingInputBytes ?? 0) === 0,
+            }
+          : null;
       const mirror = new ScreenMirror(this.log, first.cols, first.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer, this.queriesAnsweredTo);
       for (const r of this.sizeHistory) if (r.offset > this.log.start) mirror.noteResize(r.cols, r.rows, r.offset);
       this.screenMirror = mirror;
@@ -350,9 +400,7 @@ export class Session {
   start(mode: 'pty' | 'pipe' = 'pty'): void {
     if (this.proc || this.closed) return;
     this.mode = mode;
-    const extraEnv: Record<string, string> = { ...(this.spec.env ?? {}), PTYDECK_SESSION_ID: this.id };
-    const [tagName, tagValue] = splitOnce(this.envTag, '=');
-    extraEnv[tagName] = tagValue;
+    const extraEnv = this.childEnv();
     let file: string;
     let args: string[];
     let env: Record<string, string>;
@@ -363,17 +411,44 @@ export class Session {
       env = childEnvironment(process.env, extraEnv);
       this.commands.state = 'busy';
     } else {
-      this.launch = prepareShell({ shell: this.spec.shell, loadUserRc: this.spec.loadUserRc, baseEnv: process.env, extraEnv });
+      const hook = this.gate && this.shellKind === 'bash' ? { portFile: this.gate.portFile } : undefined;
+      this.launch = prepareShell({ shell: this.spec.shell, loadUserRc: this.spec.loadUserRc, baseEnv: process.env, extraEnv, lineGate: hook });
+      if (hook) this.listenToGate(this.launch.nonce);
       file = this.launch.file;
       args = this.launch.args;
       env = this.launch.env;
       this.followShellIntegration(this.launch.nonce);
     }
     const backend = mode === 'pipe' ? this.backends.pipe : this.ptyBackend();
-    const spawnSpec = { sessionId: this.id, file, args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows };
+    // The shell enters the session's cgroup before it runs anything: whatever it starts stays findable.
+    // Only the file and arguments change, so every backend (in-process, PTY host, tmux, pipes) gets it.
+    this.group = this.tracker.create();
+    const spawn = this.group.wrap({ file, args });
+    const spawnSpec = { sessionId: this.id, file: spawn.file, args: spawn.args, cwd: this.spec.cwd, env, cols: this.cols, rows: this.rows };
     const durable = backend.kind === 'host' || backend.kind === 'tmux';
     const proc = backend.spawn(durable ? { ...spawnSpec, record: this.savedState() ?? undefined, logBytes: this.spec.logBytes } : spawnSpec);
     this.attachProcess(proc);
+  }
+
+  /**
+   * Runs the session on a process host built for it instead of a shell: the bash API's, which starts one
+   * process per command on pipes. There is no prompt, so nothing is typed and `exec` is the host's own.
+   */
+  host(build: HostFactory): void {
+    if (this.proc || this.closed) return;
+    this.mode = 'pipe';
+    this.commands.state = 'prompt';
+    this.attachProcess(build(this, childEnvironment(process.env, this.childEnv())));
+    // No shell: every process that carries the tag is this session's, whenever it started.
+    this.shellStartTime = 0;
+  }
+
+  /** What every process of this session gets in its environment: the caller's variables, its id, its tag. */
+  private childEnv(): Record<string, string> {
+    const extraEnv: Record<string, string> = { ...(this.spec.env ?? {}), PTYDECK_SESSION_ID: this.id };
+    const [tagName, tagValue] = splitOnce(this.envTag, '=');
+    extraEnv[tagName] = tagValue;
+    return extraEnv;
   }
 
   /**
@@ -384,8 +459,11 @@ export class Session {
   adopt(proc: AdoptableProcess): void {
     if (this.proc) return;
     this.mode = 'pty';
+    this.group = this.tracker.open(this.spec.identity?.cgroup ?? null);
     const nonce = this.spec.identity?.nonce;
     if (nonce) this.followShellIntegration(nonce);
+    // Its hook (if an earlier ptydeck gave it one) finds this server through the port file.
+    if (nonce && this.gate && this.spec.identity?.gateHook) this.listenToGate(nonce);
     this.log.startAt(proc.initialOffset);
     this.attachProcess(proc);
   }
@@ -443,16 +521,32 @@ export class Session {
     throw new FloorRefusedError(action);
   }
 
-  /** Writes bytes to the terminal as one write, if the floor lets `by` type. */
-  write(data: string | Uint8Array, by: Actor): void {
-    this.typeKeys(data, by, 'input');
+  /**
+   * Writes bytes to the terminal as one write, if the floor lets `by` type. Refused while more than
+   * InputConstants.MaxPendingBytes wait for a program that is not reading (ptydeck's own keys still go).
+   * `lineChecked`: the line was already asked about at the door (a send into a shell without the hook).
+   */
+  write(data: string | Uint8Array, by: Actor, lineChecked = false): void {
+    this.typeKeys(data, by, 'input', undefined, lineChecked);
   }
 
-  private typeKeys(data: string | Uint8Array, by: Actor, action: TerminalAction, command?: string): void {
+  private typeKeys(data: string | Uint8Array, by: Actor, action: TerminalAction, command?: string, lineChecked = false): void {
     this.authorize(by, action);
     if (this.closed) throw new NotActiveError('it has been closed');
     if (!this.proc) this.start();
     if (!this.isAlive) throw new NotActiveError(`its shell has exited${this.exit?.exitCode != null ? ` with code ${this.exit.exitCode}` : ''}`);
+    const pending = this.proc!.pendingInputBytes ?? 0;
+    if (by.kind !== 'system' && pending > InputConstants.MaxPendingBytes) throw new InputBacklogError(pending);
+    if (this.gateAtDoor && by.kind === 'agent' && command === undefined && !lineChecked) {
+      // No hook reads this line: an agent's Enter waits at the door until its line is allowed.
+      this.gate!.typeAtDoor(data, by, (d) => this.typeNow(d, by, command), (text) => this.showNotice(text));
+      return;
+    }
+    this.typeNow(data, by, command);
+  }
+
+  private typeNow(data: string | Uint8Array, by: Actor, command?: string): void {
+    if (!this.isAlive) return;
     const offset = this.log.end;
     this.lastInput = Date.now();
     // Published just before the write: a subscriber sees the terminal as these bytes will find it (is
@@ -461,11 +555,35 @@ export class Session {
     this.proc!.write(data);
   }
 
+  /**
+   * Whether the doors ask about an agent's typed line: the shell has no hook (dash), or something other
+   * than the hooked shell's prompt will read it (a program runs: a REPL, or a shell the agent started,
+   * `bash --norc`, `exec env -i bash`, which has no hook and never gives the prompt back).
+   */
+  private get gateAtDoor(): boolean {
+    return this.gate !== null && (!this.gateInShell || this.commands.state === 'busy');
+  }
+
+  private listenToGate(nonce: string): void {
+    this.gateInShell = true;
+    this.gate?.listen(nonce);
+  }
+
+  /**
+   * A line of ptydeck's own on the terminal (a refusal at the door), as if the terminal printed it. Not
+   * on a terminal that outlives ptydeck (the PTY host, tmux): its log offsets are the backend's own, and
+   * a line of ours would shift them.
+   */
+  private showNotice(text: string): void {
+    if (!this.durableBackend) this.onOutput(Buffer.from(`\r\n${text}\r\n`), 1);
+  }
+
   async exec(command: string, opts: ExecOptions) {
     if (!this.proc) this.start();
     // Shell integration (markers) is what exec needs: a started shell has it, and so has an adopted one.
     if (!this.scanner) throw new UnsupportedError('exec needs an interactive shell on a terminal; this session runs a single command or pipes');
     this.authorize(opts.writer, 'exec');
+    if (this.gate && !this.gateInShell) await this.gate.checkAtDoor(command, opts.writer);
     return this.commands.exec(command, { ...opts, noChangeTimeoutSecs: opts.noChangeTimeoutSecs ?? this.noChangeTimeoutSecs });
   }
 
@@ -478,6 +596,20 @@ export class Session {
     } finally {
       this.sending = false;
     }
+  }
+
+  /** Whether a line here waits for a person's decision now (exec and send stop their clocks meanwhile). */
+  get held(): boolean {
+    return this.gate?.held ?? false;
+  }
+
+  heldMs(): number {
+    return this.gate?.heldMs() ?? 0;
+  }
+
+  /** The door-level gate (no hook reads the line, see gateAtDoor) for a send's line; the hook asks by itself. */
+  async checkLineAtDoor(text: string, by: Actor): Promise<void> {
+    if (this.gateAtDoor) await this.gate!.checkAtDoor(text, by);
   }
 
   /** The backend can tell when every byte the terminal holds has reached the log (see drainOutput). */
@@ -662,16 +794,17 @@ export class Session {
     this.authorize(by, 'close');
     this.closed = true;
     this.closing = (async () => {
-      let report: TeardownReport = { signalled: 0, survivors: [] };
+      let report: TeardownReport = { signalled: 0, survivors: [], trackedBy: this.group?.kind ?? this.tracker.kind };
+      const group = this.group ?? undefined;
       if (this.proc && !this.exit) {
         const proc = this.proc;
         report = await teardownTree(
-          { shellPid: proc.pid, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark },
+          { shellPid: proc.pid, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark, group },
           { graceMs: this.spec.teardownGraceMs, killShell: () => proc.kill('SIGHUP') },
         );
       } else if (this.proc) {
         // The shell is gone, but what it started may not be.
-        report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark }, { graceMs: this.spec.teardownGraceMs });
+        report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark, group }, { graceMs: this.spec.teardownGraceMs });
       }
       if (this.isDurable) this.durableBackend?.destroy(this.id);
       this.dispose();
@@ -686,7 +819,7 @@ export class Session {
   killNow(): void {
     // Durable sessions are meant to outlive ptydeck.
     if (!this.proc || this.isDurable) return;
-    killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag, notBefore: this.shellStartTime });
+    killTreeSync({ shellPid: this.exit ? -1 : this.proc.pid, envTag: this.envTag, notBefore: this.shellStartTime, group: this.group ?? undefined });
     this.proc.kill('SIGKILL');
     this.dispose();
   }

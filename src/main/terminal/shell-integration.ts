@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { bashGateHook, bashGateSeal, GATE_REARM, type GateHookOptions } from './line-gate-hook';
 
 /**
  * How a shell tells us where a command starts and ends: an invisible OSC 633 marker carrying a
@@ -54,6 +55,8 @@ export interface LaunchOptions {
   loadUserRc?: boolean;
   baseEnv: Record<string, string | undefined>;
   extraEnv?: Record<string, string>;
+  /** Ask before running each line (line-gate-hook.ts); bash only, other shells are gated at the door. */
+  lineGate?: GateHookOptions;
 }
 
 export function prepareShell(opts: LaunchOptions): ShellLaunch {
@@ -64,7 +67,9 @@ export function prepareShell(opts: LaunchOptions): ShellLaunch {
   if (kind === 'bash') {
     const dir = mkdtempSync(join(tmpdir(), 'ptydeck-rc-'));
     const rc = join(dir, 'bashrc');
-    writeFileSync(rc, bashRc(nonce, opts.loadUserRc === true), { mode: 0o600 });
+    // A gated shell keeps the directory (0700, its own) for the hook's scratch files; it goes with the session.
+    const gate = opts.lineGate ? { ...opts.lineGate, scratchDir: dir } : undefined;
+    writeFileSync(rc, bashRc(nonce, opts.loadUserRc === true, gate), { mode: 0o600 });
     return {
       kind,
       file,
@@ -85,15 +90,20 @@ export function prepareShell(opts: LaunchOptions): ShellLaunch {
   };
 }
 
-function bashRc(nonce: string, loadUserRc: boolean): string {
+function bashRc(nonce: string, loadUserRc: boolean, gate?: GateHookOptions): string {
+  // With a gate, the prompt hook first removes the trap (so its own commands are not asked about) and
+  // puts it back last; the D marker keeps the status of the line that ended.
+  const precmd = gate
+    ? `__ptydeck_precmd() { builtin local s=$?; builtin trap - DEBUG; builtin printf '\\033]633;D;%s;%s\\007' "$s" "$__ptydeck_nonce"; ${GATE_REARM}; return $s; }`
+    : `__ptydeck_precmd() { builtin local s=$?; builtin printf '\\033]633;D;%s;%s\\007' "$s" "$__ptydeck_nonce"; return $s; }`;
   return [
     '# ptydeck shell integration (this file removes itself once read)',
-    'command rm -rf -- "$PTYDECK_RC_DIR" 2>/dev/null; builtin unset PTYDECK_RC_DIR',
+    gate ? 'command rm -f -- "$PTYDECK_RC_DIR/bashrc" 2>/dev/null; builtin unset PTYDECK_RC_DIR' : 'command rm -rf -- "$PTYDECK_RC_DIR" 2>/dev/null; builtin unset PTYDECK_RC_DIR',
     loadUserRc ? '[ -f ~/.bashrc ] && . ~/.bashrc' : '',
     'set +H', // history expansion would rewrite an agent's `!` inside commands
     'builtin unset HISTFILE',
     `__ptydeck_nonce=${nonce}`,
-    `__ptydeck_precmd() { builtin local s=$?; builtin printf '\\033]633;D;%s;%s\\007' "$s" "$__ptydeck_nonce"; return $s; }`,
+    precmd,
     'PROMPT_COMMAND="__ptydeck_precmd${PROMPT_COMMAND:+;$PROMPT_COMMAND}"',
     // The shell reports its own exit status: tmux does not always record a dead pane's status.
     `__ptydeck_exit() { builtin printf '\\033]633;X;%s;%s\\007' "$?" "$__ptydeck_nonce"; }`,
@@ -102,6 +112,8 @@ function bashRc(nonce: string, loadUserRc: boolean): string {
     loadUserRc ? `PS1="\${PS1:-\\w \\$ }"` : `PS1='\\w \\$ '`,
     `PS1="$PS1\\[\\033]633;B;${nonce}\\007\\]"`,
     "PS2='> '",
+    gate ? bashGateHook(gate) : '',
+    gate ? bashGateSeal() : '',
     '',
   ].join('\n');
 }

@@ -1,12 +1,14 @@
 import { TeardownConstants } from './constants';
 import { allPids, allStats, commandLine, environHas, hasProcfs, isAlive, lastPidAllocated, pidClock, readStat, signalExact, type ProcStat } from './processes';
+import type { ProcessGroup } from './process-tracking';
 
 /**
  * Ending a session's whole process tree, and proving it ended.
  *
- * What belongs to a session: the shell, everything descended from it, everything still in its POSIX
- * session, and everything that carries the session's environment tag (a double-forked daemon escapes
- * the first two but keeps its environment). Each member is recorded with its start time.
+ * What belongs to a session: everything in its cgroup (process-tracking.ts: what no process can leave),
+ * and besides, the shell, everything descended from it, everything still in its POSIX session, and
+ * everything that carries the session's environment tag (what remains where no cgroup could be made).
+ * Each member is recorded with its start time.
  *
  * The order is: snapshot, TERM (HUP for the shell, which ignores TERM when interactive), wait up to the
  * grace period, rescan for children forked meanwhile, KILL what is left, verify, report survivors.
@@ -22,6 +24,8 @@ export interface TreeRoot {
    * session has a pid at or above the shell's, and only those need reading (not the whole machine).
    */
   pidMark?: { pid: number; wraps: number };
+  /** The session's process group (a cgroup where the machine allows one). */
+  group?: ProcessGroup;
 }
 
 export interface Member {
@@ -34,6 +38,11 @@ export interface TeardownReport {
   signalled: number;
   /** Processes still alive after KILL (should be none): pid and command line. */
   survivors: { pid: number; command: string }[];
+  /**
+   * What found the members: 'cgroup2'/'cgroup1' (the kernel's list, which no process can leave) or
+   * 'environment' (tree, session and environment tag: a process that sheds all three is not found).
+   */
+  trackedBy: 'cgroup2' | 'cgroup1' | 'environment';
 }
 
 /**
@@ -78,6 +87,7 @@ export async function snapshotMembersAsync(root: TreeRoot, known: Member[] = [],
   if (!hasProcfs) return [];
   const pids = new Set(candidatePids(root, newerThan));
   for (const k of known) pids.add(k.pid);
+  for (const p of root.group?.pids() ?? []) pids.add(p);
   if (root.shellPid > 0) pids.add(root.shellPid);
   return membersOf(root, await statsYielding([...pids]), known);
 }
@@ -98,6 +108,11 @@ function membersOf(root: TreeRoot, stats: ProcStat[], known: Member[]): Member[]
   const shell = byPid.get(root.shellPid);
   const roots: ProcStat[] = [];
   if (shell) roots.push(shell);
+  // The cgroup's members, whatever they did to their parent, session or environment.
+  for (const pid of root.group?.pids() ?? []) {
+    const s = byPid.get(pid);
+    if (s) roots.push(s);
+  }
   // Earlier members are roots too: their children forked during shutdown must be found.
   for (const k of known) {
     const s = byPid.get(k.pid);
@@ -138,11 +153,15 @@ export interface TeardownOptions {
 export async function teardownTree(root: TreeRoot, opts: TeardownOptions = {}): Promise<TeardownReport> {
   const graceMs = opts.graceMs ?? TeardownConstants.GraceMs;
   const pollMs = opts.pollMs ?? TeardownConstants.PollMs;
+  const group = root.group;
+  const trackedBy = group?.kind ?? 'environment';
   if (!hasProcfs) {
     // Without /proc we cannot enumerate; the backend's own kill (HUP to the terminal) is what we have.
     opts.killShell?.();
-    return { signalled: 1, survivors: [] };
+    group?.killAll();
+    return { signalled: 1, survivors: [], trackedBy };
   }
+  const groupEmpty = (): boolean => group?.isEmpty() ?? true;
   const scannedUpTo = lastPidAllocated() ?? undefined;
   const wrapsAtScan = pidClock.wraps;
   let members = await snapshotMembersAsync(root);
@@ -156,7 +175,7 @@ export async function teardownTree(root: TreeRoot, opts: TeardownOptions = {}): 
   if (shell && signalExact(shell, 'SIGHUP')) signalled.add(key(shell));
   opts.killShell?.();
 
-  await waitUntil(() => members.every((m) => !isAlive(m)), graceMs, pollMs);
+  await waitUntil(() => members.every((m) => !isAlive(m)) && groupEmpty(), graceMs, pollMs);
   // Children forked meanwhile have pids allocated after the first scan (unless the counter wrapped,
   // which candidatePids notices): only those are read again.
   const wrapped = scannedUpTo === undefined || pidClock.wraps !== wrapsAtScan;
@@ -169,24 +188,32 @@ export async function teardownTree(root: TreeRoot, opts: TeardownOptions = {}): 
       killed++;
     }
   }
+  if (!groupEmpty()) {
+    // Whatever is still in the cgroup (forked after the rescan, or found by nothing else) dies at once.
+    killed += group!.pids().length;
+    group!.killAll();
+  }
   let late: Member[] = [];
   if (killed > 0) {
-    await waitUntil(() => members.every((m) => !isAlive(m)), 1000, pollMs);
+    await waitUntil(() => members.every((m) => !isAlive(m)) && groupEmpty(), 1000, pollMs);
     // One last sweep: something may have forked between the rescan and the KILL. (When nothing needed
     // a KILL, the rescan found everything already gone, and there is no such window.)
     late = await snapshotMembersAsync(root, members.filter((m) => isAlive(m)));
     for (const m of late) if (signalExact(m, 'SIGKILL')) signalled.add(key(m));
     if (late.length) await waitUntil(() => late.every((m) => !isAlive(m)), 1000, pollMs);
   }
-  const survivors = [...members, ...late]
-    .filter((m, i, all) => all.findIndex((o) => o.pid === m.pid) === i && isAlive(m))
-    .map((m) => ({ pid: m.pid, command: commandLine(m.pid) }));
-  return { signalled: signalled.size, survivors };
+  // Survivors: what our own scan still sees alive, and whatever the kernel still lists in the cgroup.
+  const alive = [...members, ...late].filter((m, i, all) => all.findIndex((o) => o.pid === m.pid) === i && isAlive(m)).map((m) => m.pid);
+  const listed = group?.pids() ?? [];
+  const survivors = [...new Set([...alive, ...listed])].map((pid) => ({ pid, command: commandLine(pid) }));
+  if (survivors.length === 0) group?.remove();
+  return { signalled: signalled.size, survivors, trackedBy };
 }
 
 /** For process exit: no waiting, no promises; KILL everything we can name, now. */
 export function killTreeSync(root: TreeRoot): void {
   for (const m of snapshotMembers(root)) signalExact(m, 'SIGKILL');
+  root.group?.killAndRemoveSync();
 }
 
 /** Polls `done` from 1 ms, doubling up to `pollMs`: a tree that dies at once is seen at once. */

@@ -14,8 +14,9 @@ const MicrosecondMs = 0.001;
  * a timeline entry and, where it shows on screen, a recording event. It never reaches into the session:
  * what it knows comes from the events, the read-only summary, and the shell's pid (to find its terminal).
  *
- * Adding a kind of event (the approval gate's, say) is one entry in `TRANSLATE` below: the event's name
- * on the session, and what the timeline says about it.
+ * Adding a kind of session event is one entry in `TRANSLATE` below: the event's name on the session,
+ * and what the timeline says about it. What other features do in a session (approvals) comes through
+ * `activity` (feature.ts `SessionActivity`).
  */
 export interface RecorderSinks {
   append(e: NewEvent): void;
@@ -33,6 +34,7 @@ const who = (a: Actor): { who: string; door?: string } => ({ who: actorName(a), 
 const TRANSLATE: { [K in keyof SessionEvents as string extends K ? never : K]?: Translate<K> } = {
   input: (e, r) => r.inputEntry(e),
   marker: (m, r) => r.markerEntry(m),
+  command: (e, r) => r.hostCommandEntry(e),
   refused: (e) => ({ kind: 'refused', action: e.action, ...who(e.by) }),
   floor: (e) => ({ kind: 'floor', mode: e.mode, ...(e.reason ? { reason: e.reason } : {}), ...who(e.by) }),
   resized: (e) => ({ kind: 'resized', cols: e.cols, rows: e.rows, ...who(e.by) }),
@@ -41,7 +43,6 @@ const TRANSLATE: { [K in keyof SessionEvents as string extends K ? never : K]?: 
   // has the one the shell announced itself (its EXIT trap).
   exit: (e, r) => ({ kind: 'exit', exitCode: e.exitCode ?? (e.signal === null ? r.summaryExitCode() : null), signal: e.signal, who: 'ptydeck' }),
   closed: (e) => ({ kind: 'closed', survivors: e.survivors.length, ...who(e.by) }),
-  // approvals: (e) => ({ kind: 'approval', decision: e.decision, command: e.command, reason: e.reason, ...who(e.by) }),
 };
 
 export class SessionRecorder {
@@ -119,6 +120,11 @@ export class SessionRecorder {
     for (const off of this.offs.splice(0)) off();
   }
 
+  /** What another feature did in this session (an approval asked for or decided: feature.ts `SessionActivity`). */
+  activity(detail: TimelineDetail, who: string, door?: string): void {
+    this.append({ ...detail, who, ...(door ? { door } : {}) });
+  }
+
   /** An entry from outside the session's own events (a note about the recording, say). */
   note(text: string): void {
     this.append({ kind: 'note', text, who: 'ptydeck' });
@@ -164,6 +170,13 @@ export class SessionRecorder {
     }
     if (this.sinks.cast) this.cuts.push({ offset: m.end, at: now, label });
     return null;
+  }
+
+  /** A bash-API command (no markers there): started and ended as its host reports them, by who ran it last. */
+  hostCommandEntry(e: SessionEvents['command']): Entry {
+    const by = this.lastWriter ?? { who: 'ptydeck' };
+    if (e.phase === 'started') return { kind: 'command-started', command: e.command, source: 'exec', ...by };
+    return { kind: 'command-ended', command: e.command, exitCode: e.exitCode, ...by };
   }
 
   private append(entry: Entry, now = Date.now()): void {

@@ -83,6 +83,10 @@ export const timelineFeature: FeatureFactory = (host): Feature => {
   };
 
   const offRegistered = host.manager.events.on('registered', begin);
+  // Other features' moments in a session (approvals): in that session's current life.
+  const offActivity = host.events.on('activity', (a) => {
+    for (const [s, r] of live) if (s.id === a.sessionId) r.activity(a.detail, a.who, a.door);
+  });
   // tmux sessions taken back at start are registered before the features exist: each starts a life here.
   for (const s of host.manager.list()) if (!s.closed) begin(s);
   const ageTimer = setInterval(() => recordings?.ageOut(), TimelineConstants.AgeCheckMs);
@@ -118,6 +122,7 @@ export const timelineFeature: FeatureFactory = (host): Feature => {
     door: timelineDoor(service),
     async stop() {
       offRegistered();
+      offActivity();
       clearInterval(ageTimer);
       // Sessions still here were not closed (tmux sessions outlive the server): their lives end with it.
       for (const [s, r] of [...live]) end(s, r, 'the server stopped; the session may go on without being recorded');

@@ -14,6 +14,7 @@ interface Window {
   __ptydeckTerminalRenderer?: (sessionId: string) => 'webgl' | 'dom' | null;
   __ptydeckTerminalSelection?: (sessionId: string) => string | null;
   __ptydeckTerminalSize?: (sessionId: string) => { cols: number; rows: number } | null;
+  __ptydeckTerminalColor?: (sessionId: string, text: string) => { mode: 'default' | 'palette' | 'rgb'; color: number } | null;
   /** The replay's screen text and position (see replay/ReplayView.tsx). */
   __ptydeckReplayText?: () => string | null;
   __ptydeckReplayState?: () => { time: number; duration: number; playing: boolean; speed: number } | null;

@@ -37,6 +37,11 @@ export interface TerminalProcess {
   /** Resolves once `pid` is known (a terminal started in another process); absent when it is at once. */
   readonly started?: Promise<void>;
   write(data: string | Uint8Array): void;
+  /**
+   * Input accepted but not yet taken by the terminal (its program is not reading). Absent where the
+   * backend cannot tell; then nothing is refused or dropped for backlog, and only the caps apply.
+   */
+  readonly pendingInputBytes?: number;
   resize(cols: number, rows: number): void;
   /** Ends the shell itself; process-tree teardown lives in processes.ts. */
   kill(signal?: NodeJS.Signals): void;

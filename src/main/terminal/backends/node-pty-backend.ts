@@ -1,6 +1,7 @@
 import { closeSync, constants as fsConstants, openSync } from 'node:fs';
 import * as pty from 'node-pty';
 import type { Backend, ProcessExit, SpawnSpec, TerminalProcess } from './backend';
+import { PtyWriter } from './pty-writer';
 
 /** A real pseudo-terminal per session, through node-pty. */
 export class NodePtyBackend implements Backend {
@@ -29,9 +30,17 @@ class NodePtyProcess implements TerminalProcess {
   private exited = false;
   private lastDataAt = Date.now();
   private slaveFd: number | null = null;
+  /** Our own writer on the master side (pty-writer.ts); node-pty's only where its descriptor is hidden. */
+  private readonly writer: PtyWriter | null;
 
   constructor(private readonly proc: pty.IPty) {
+    const fd = (proc as unknown as { fd?: unknown }).fd;
+    this.writer = typeof fd === 'number' && fd >= 0 ? new PtyWriter(fd) : null;
     this.keepReadingAfterExit();
+  }
+
+  get pendingInputBytes(): number {
+    return this.writer?.pendingBytes ?? 0;
   }
 
   /**
@@ -56,6 +65,8 @@ class NodePtyProcess implements TerminalProcess {
     const destroy = socket.destroy.bind(socket);
     let since = 0;
     socket.destroy = (err?: Error) => {
+      // No write may reach the descriptor once it is being let go (its number may be reused).
+      this.writer?.close();
       if (socket.destroyed) return destroy(err);
       since ||= Date.now();
       const check = (): void => {
@@ -86,7 +97,9 @@ class NodePtyProcess implements TerminalProcess {
 
   write(data: string | Uint8Array): void {
     if (this.exited) return;
-    this.proc.write(typeof data === 'string' ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data); // a copy: it may wait in the queue
+    if (this.writer) this.writer.write(bytes);
+    else this.proc.write(bytes);
   }
 
   resize(cols: number, rows: number): void {
@@ -115,6 +128,8 @@ class NodePtyProcess implements TerminalProcess {
   }
 
   kill(signal: NodeJS.Signals = 'SIGHUP'): void {
+    // Input still waiting is for a program that is being ended: drop it now, quietly.
+    this.writer?.close();
     if (this.exited) return;
     try {
       this.proc.kill(signal);
@@ -134,6 +149,7 @@ class NodePtyProcess implements TerminalProcess {
   onExit(listener: (exit: ProcessExit) => void): void {
     this.proc.onExit(({ exitCode, signal }) => {
       this.exited = true;
+      this.writer?.close();
       this.releaseSlave();
       listener({ exitCode: signal ? null : exitCode, signal: signal || null });
     });

@@ -36,6 +36,10 @@ class PipeProcess implements TerminalProcess {
     return this.child.pid ?? 0;
   }
 
+  get pendingInputBytes(): number {
+    return this.child.stdin?.writableLength ?? 0;
+  }
+
   write(data: string | Uint8Array): void {
     if (this.exit || !this.child.stdin?.writable) return;
     this.child.stdin.write(data);

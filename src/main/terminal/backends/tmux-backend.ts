@@ -63,7 +63,8 @@ export class TmuxBackend implements DurableBackend {
     const env = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     const out = this.server.run([
       'new-session', '-d', '-s', name, '-x', String(spec.cols), '-y', String(spec.rows), '-c', spec.cwd, ...env, '--', spec.file, ...spec.args,
-      ';', 'pipe-pane', '-t', `=${name}:`, '-o', `exec split -b ${SegmentBytes} -a 8 - ${shellQuote(dir + '/seg.')}`,
+      // umask 077: the segments hold everything the terminal printed; only the user may read them.
+      ';', 'pipe-pane', '-t', `=${name}:`, '-o', `umask 077; exec split -b ${SegmentBytes} -a 8 - ${shellQuote(dir + '/seg.')}`,
       ';', 'display-message', '-p', '-t', `=${name}:`, '#{pane_pid} #{pane_id}',
     ]); // prettier-ignore
     const [pid, paneId] = out.trim().split(' ');
@@ -151,6 +152,11 @@ export class TmuxProcess implements AdoptableProcess {
     const [dead, code, signal] = status.trim().split('|');
     if (dead !== '1' || (!code && !signal)) return null;
     return { exitCode: code ? Number(code) : null, signal: signal ? Number(signal) || null : null };
+  }
+
+  /** Keys waiting for the control client, or held for a resize. */
+  get pendingInputBytes(): number {
+    return (this.control?.stdin?.writableLength ?? 0) + (this.heldInput?.reduce((n, b) => n + b.length, 0) ?? 0);
   }
 
   write(data: string | Uint8Array): void {

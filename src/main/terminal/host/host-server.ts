@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import type { ProcessExit } from '../backends/backend';
 import { NodePtyBackend } from '../backends/node-pty-backend';
-import { HostConstants, MemoryConstants } from '../constants';
+import { HostConstants, InputConstants, MemoryConstants } from '../constants';
 import { MemoryBudget } from '../memory-budget';
 import { readStat } from '../processes';
 import { HostedSession, type OutputSink } from './hosted-session';
@@ -265,7 +265,10 @@ class HostConnection implements OutputSink {
     if (!session) return; // released meanwhile, or never ours: nothing to do
     switch (type) {
       case FrameType.Input:
-        if (!session.exit) session.proc.write(rest);
+        // A program that does not read its input must not grow the host without bound (the server, which
+        // refuses such input with INPUT_BACKLOG for in-process terminals, cannot see this queue): past
+        // InputConstants.MaxPendingBytes waiting, input for it is dropped here.
+        if (!session.exit && (session.proc.pendingInputBytes ?? 0) <= InputConstants.MaxPendingBytes) session.proc.write(rest);
         return;
       case FrameType.Resize:
         if (rest.length !== 4) throw new ProtocolError('bad resize');

@@ -1,5 +1,5 @@
 import type { BulkResult, FloorMode, PauseState, SessionSummary } from '../../../shared/types';
-import { authHeaders, httpUrl } from './connection';
+import { authHeaders, httpUrl, setViewerKey } from './connection';
 
 /** A refusal from the server (`{error: {code, message}}`), or status 0 when it could not be reached. */
 export class ApiError extends Error {
@@ -19,7 +19,8 @@ interface ErrorBody {
   message?: string;
 }
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** One call to the server's REST API with the viewer's credential; refusals become ApiError. */
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
     res = await fetch(httpUrl(path), {
@@ -50,7 +51,18 @@ const sessionPath = (id: string, rest = ''): string => `/api/sessions/${encodeUR
 export const api = {
   /** Whether this page's credential is accepted (always a 200: a fresh browser is not an error). */
   loginState: () => request<{ signedIn: false } | { signedIn: true; principal: string; kind: 'admin' | 'agent' }>('GET', '/api/login'),
-  login: (token: string) => request<{ ok: true }>('POST', '/api/login', { token }),
+  /** Signs in with a login link's code or the admin token; keeps the viewer session's key. */
+  login: async (credential: { code: string } | { token: string }) => {
+    const { key } = await request<{ ok: true; key: string }>('POST', '/api/login', credential);
+    setViewerKey(key);
+  },
+  logout: async () => {
+    try {
+      await request<{ ok: true }>('POST', '/api/logout', {});
+    } finally {
+      setViewerKey(null);
+    }
+  },
   createSession: (opts: { cwd?: string; cols?: number; rows?: number } = {}) =>
     request<{ created: boolean; session: SessionSummary }>('POST', '/api/sessions', opts),
   closeSession: (id: string) => request<{ id: string; closed: boolean }>('DELETE', sessionPath(id)),

@@ -13,8 +13,12 @@ export interface Status {
   bad: boolean;
 }
 
+/** No terminal: commands run on pipes (the bash API, execd's pty=0); there is no prompt to wait at. */
+export const isPipeSession = (s: SessionSummary): boolean => s.backend === 'pipe';
+
 export function statusOf(s: SessionSummary): Status {
   const cmd = s.command?.command ?? null;
+  const idle = isPipeSession(s) ? 'idle' : 'at prompt';
   if (s.shellState === 'exited') {
     const bad = s.exitCode !== null && s.exitCode !== 0;
     return { kind: 'exited', label: s.exitCode === null ? 'ended' : `exited (code ${s.exitCode})`, command: null, bad };
@@ -24,9 +28,9 @@ export function statusOf(s: SessionSummary): Status {
   if (s.shellState === 'busy') return { kind: 'running', label: 'running', command: cmd, bad: false };
   const last = s.command;
   if (last && last.status !== 'running' && last.exitCode !== null && last.exitCode !== 0) {
-    return { kind: 'failed', label: `at prompt · last exit ${last.exitCode}`, command: cmd, bad: true };
+    return { kind: 'failed', label: `${idle} · last exit ${last.exitCode}`, command: cmd, bad: true };
   }
-  return { kind: 'prompt', label: 'at prompt', command: null, bad: false };
+  return { kind: 'prompt', label: idle, command: null, bad: false };
 }
 
 /**
@@ -34,7 +38,7 @@ export function statusOf(s: SessionSummary): Status {
  * its id, shortened when it is a long generated one (a UUID says nothing past its first characters).
  */
 export function displayTitle(s: SessionSummary): string {
-  return s.title ?? shortId(s.id);
+  return s.title ?? shortId(s.remote?.id ?? s.id);
 }
 
 /** The tooltip of a tab: everything that tells it apart, in full. */

@@ -1,6 +1,7 @@
-import type { SessionSummary, ViewerEvent } from '../../../shared/types';
+import type { RemoteStatus, SessionSummary, ViewerEvent } from '../../../shared/types';
 import { hasBridgeToken, wsUrl } from '../api/connection';
 import { ReconnectingSocket, type SocketDown } from '../api/reconnecting-socket';
+import { redeemLoginLink } from '../api/login-link';
 import { api } from '../api/rest';
 import { deliver } from '../notifications/deliver';
 import { attentionFor } from '../notifications/transitions';
@@ -22,12 +23,14 @@ export interface SessionState {
   /** False until the first `hello`: "no sessions" is only true once the server has said so. */
   loaded: boolean;
   sessions: ReadonlyMap<string, SessionSummary>;
+  /** Other servers this deck shows (remotes/): their state, as the events socket reports it. */
+  remotes: readonly RemoteStatus[];
 }
 
 type Listener = () => void;
 
 export class SessionStore {
-  private state: SessionState = { link: { state: 'connecting' }, principal: null, loaded: false, sessions: new Map() };
+  private state: SessionState = { link: { state: 'connecting' }, principal: null, loaded: false, sessions: new Map(), remotes: [] };
   private readonly listeners = new Set<Listener>();
   private socket: ReconnectingSocket | null = null;
   /** Guards against stale answers when start() runs again (after a login, say). */
@@ -42,16 +45,18 @@ export class SessionStore {
 
   readonly getSnapshot = (): SessionState => this.state;
 
-  /** Check the credential, then open the events socket. */
+  /** Sign in with a login link if the page was opened with one, check the credential, then open the events socket. */
   async start(): Promise<void> {
     const gen = ++this.generation;
     this.socket?.stop();
     this.socket = null;
+    const refused = await redeemLoginLink();
+    if (gen !== this.generation) return;
     try {
       const me = await api.loginState();
       if (gen !== this.generation) return;
       if (!me.signedIn && !hasBridgeToken()) {
-        this.set({ link: { state: 'login', message: null } });
+        this.set({ link: { state: 'login', message: refused } });
         return;
       }
       if (me.signedIn) this.set({ principal: me.principal });
@@ -146,6 +151,9 @@ export class SessionStore {
       case 'closed':
         this.closed.add(e.id);
         this.remove(e.id);
+        return;
+      case 'remotes':
+        this.set({ remotes: e.remotes });
         return;
     }
   }

@@ -8,6 +8,7 @@ import { wsUrl } from '../api/connection';
 import { ReconnectingSocket } from '../api/reconnecting-socket';
 import { AckBatcher } from './ack-batcher';
 import { swallowTerminalQueries } from './query-guard';
+import { styleChannelFrame } from './pipe-channels';
 import { attachRenderer, type RendererKind } from './renderer-choice';
 import { shortcutOf, wouldType } from './shortcuts';
 import { keepScreen, lastScreen, ScreenCacheConstants } from './screen-cache';
@@ -27,6 +28,8 @@ export interface TerminalEvents {
   onReadOnlyKey(): void;
   /** The font the whole screen fits at, and whether even the smallest leaves it cropped (see sizing.ts). */
   onScale(scale: { fontSize: number; cropped: boolean }): void;
+  /** The person clicked a link in the terminal (a URL in the text, or an OSC 8 hyperlink's real target). */
+  onOpenLink(uri: string): void;
 }
 
 export const TerminalTiming = {
@@ -73,6 +76,14 @@ export class TerminalController {
   private readonly pane: HTMLElement;
   /** The PTY's size as the server last told us; null before the first snapshot. */
   private ptySize: { cols: number; rows: number } | null = null;
+  /** A session on pipes: output frames carry a channel byte, and lines end in a bare LF. */
+  private channels = false;
+  /**
+   * The log offset of the next byte this view expects (the snapshot's offset plus every log byte parsed
+   * since): a reconnect asks `?since=` it and goes on without a repaint. Null until a snapshot, or
+   * after a resync.
+   */
+  private position: number | null = null;
   private disposed = false;
 
   constructor(
@@ -97,13 +108,15 @@ export class TerminalController {
       minimumContrastRatio: 1,
       rightClickSelectsWord: true,
       macOptionIsMeta: true,
+      // OSC 8 hyperlinks: the text shown may say anything; the target goes to the person to confirm.
+      linkHandler: { activate: (ev, uri) => this.linkClicked(ev, uri), allowNonHttpProtocols: false },
     });
     this.search = new SearchAddon({ highlightLimit: 2000 });
     this.term.loadAddon(this.serializer);
     this.term.loadAddon(this.search);
     this.term.loadAddon(new Unicode11Addon());
     this.term.unicode.activeVersion = '11';
-    this.term.loadAddon(new WebLinksAddon((ev, uri) => openLink(ev, uri)));
+    this.term.loadAddon(new WebLinksAddon((ev, uri) => this.linkClicked(ev, uri)));
     this.term.open(host);
 
     this.inspect = { term: this.term, renderer: 'dom' };
@@ -125,7 +138,7 @@ export class TerminalController {
     }
 
     this.acks = new AckBatcher((bytes) => this.send({ type: 'ack', bytes }));
-    this.socket = new ReconnectingSocket(() => wsUrl(`/api/sessions/${encodeURIComponent(sessionId)}/view`), {
+    this.socket = new ReconnectingSocket(() => wsUrl(`/api/sessions/${encodeURIComponent(sessionId)}/view${this.position === null ? '' : `?since=${this.position}`}`), {
       onOpen: () => this.acks.reset(),
       onMessage: (data) => (typeof data === 'string' ? this.onFrame(data) : this.onOutput(data)),
       onDown: () => events.onLink('down'),
@@ -217,8 +230,24 @@ export class TerminalController {
   }
 
   private onOutput(buf: ArrayBuffer): void {
-    // Straight into xterm's write queue: no copying, no decoding here.
-    this.term.write(new Uint8Array(buf), this.acks.onParsed(buf.byteLength));
+    const parsed = this.acks.onParsed(buf.byteLength);
+    // A pipe session's frame starts with its channel byte, which is not in the log.
+    if (this.position !== null) this.position += buf.byteLength - (this.channels ? 1 : 0);
+    if (!this.channels) {
+      // Straight into xterm's write queue: no copying, no decoding here.
+      this.term.write(new Uint8Array(buf), parsed);
+      return;
+    }
+    const chunk = styleChannelFrame(new Uint8Array(buf));
+    if (chunk.prefix) this.term.write(chunk.prefix);
+    this.term.write(chunk.data);
+    this.term.write(chunk.suffix, parsed);
+  }
+
+  private setChannels(on: boolean): void {
+    this.channels = on;
+    // Pipes have no line discipline to turn LF into CR LF; the view does it.
+    this.term.options.convertEol = on;
   }
 
   private onFrame(text: string): void {
@@ -230,7 +259,23 @@ export class TerminalController {
     }
     switch (frame.type) {
       case 'snapshot':
+        this.position = frame.offset;
+        this.setChannels(frame.channels === true);
         this.showSnapshot(frame.data, frame.cols, frame.rows);
+        return;
+      case 'resume':
+        // The server goes on from the byte we had: keep the screen as it is.
+        this.position = frame.offset;
+        this.setChannels(frame.channels === true);
+        this.acks.reset();
+        this.ptySize = { cols: frame.cols, rows: frame.rows };
+        this.resizeInStream(frame.cols, frame.rows);
+        this.socket.markHealthy();
+        this.events.onLink('live');
+        return;
+      case 'remote':
+        // A remote session's host went away or came back; the socket to the deck stays open.
+        if (frame.state === 'offline') this.events.onLink('down');
         return;
       case 'size':
         this.ptySize = { cols: frame.cols, rows: frame.rows };
@@ -239,6 +284,7 @@ export class TerminalController {
       case 'resync':
         // A fresh snapshot follows; until then nothing we parse counts for the server.
         this.acks.reset();
+        this.position = null;
         return;
       case 'exit':
         this.ended = true;
@@ -340,15 +386,18 @@ export class TerminalController {
     return true;
   }
 
+  /**
+   * A link in a terminal is the output's word (an agent's, or a program's), not the person's: it opens
+   * only after the person has seen where it goes and said yes (SessionView asks). Only a deliberate
+   * primary click counts (xterm underlines on hover).
+   */
+  private linkClicked(ev: MouseEvent, uri: string): void {
+    if (ev.button !== 0) return;
+    this.events.onOpenLink(uri);
+  }
+
   private rendererChanged(kind: RendererKind): void {
     this.inspect.renderer = kind;
     this.events.onRenderer(kind);
   }
-}
-
-function openLink(ev: MouseEvent, uri: string): void {
-  // Links open in a new window only on a deliberate click (xterm underlines on hover); noopener so the
-  // opened page gets no handle on this one.
-  if (ev.button !== 0) return;
-  window.open(uri, '_blank', 'noopener,noreferrer');
 }

@@ -9,6 +9,7 @@ import type { RendererKind } from './renderer-choice';
  *   window.__ptydeckTerminalRenderer(id)  → 'webgl' | 'dom' | null
  *   window.__ptydeckTerminalSelection(id) → the selected text, or null
  *   window.__ptydeckTerminalSize(id)      → {cols, rows}, or null
+ *   window.__ptydeckTerminalColor(id, s)  → the foreground of the first cell of text `s`: {mode, color}, or null
  */
 interface Inspectable {
   term: Terminal;
@@ -47,4 +48,20 @@ window.__ptydeckTerminalSelection = (id) => open.get(id)?.term.getSelection() ??
 window.__ptydeckTerminalSize = (id) => {
   const t = open.get(id);
   return t ? { cols: t.term.cols, rows: t.term.rows } : null;
+};
+
+window.__ptydeckTerminalColor = (id, needle) => {
+  const t = open.get(id);
+  if (!t) return null;
+  const buf = t.term.buffer.active;
+  for (let i = 0; i < buf.length; i++) {
+    const line = buf.getLine(i);
+    const at = line?.translateToString(true).indexOf(needle) ?? -1;
+    if (!line || at < 0) continue;
+    const cell = line.getCell(at);
+    if (!cell) return null;
+    const mode = cell.isFgDefault() ? 'default' : cell.isFgPalette() ? 'palette' : 'rgb';
+    return { mode, color: cell.getFgColor() };
+  }
+  return null;
 };

@@ -7,7 +7,9 @@ import { DeckStore } from '../deck/deck-store';
 import { onNotificationClick } from '../notifications/deliver';
 import { NotifyButton } from '../notifications/NotifyButton';
 import { Overview } from '../overview/Overview';
-import { groupByOwner } from '../sessions/describe';
+import { groupByHost, hostUp, tabOrder } from '../remotes/grouping';
+import { RemotesButton } from '../remotes/RemotesButton';
+import { remotesApi } from '../remotes/api';
 import { SessionStore, type Link } from '../sessions/session-store';
 import { ConnectionBanner } from './ConnectionBanner';
 import { EmptyState } from './EmptyState';
@@ -17,6 +19,9 @@ import { SessionView } from './SessionView';
 import { Sidebar } from './Sidebar';
 import { useToast } from './toasts';
 import { useMediaQuery } from './use-media-query';
+import { ApprovalsPanel, SessionApprovalBanner } from '../approvals/ApprovalsPanel';
+import { PolicyEditor } from '../approvals/PolicyEditor';
+import { useApprovals } from '../approvals/useApprovals';
 import type { RecordingInfo } from '../../../shared/timeline';
 import { PastSessions } from '../replay/PastSessions';
 import { ReplayView } from '../replay/ReplayView';
@@ -112,16 +117,19 @@ export function App() {
   }, [online, refreshTokens]);
 
   // The chosen tab if it still exists, else the first one: a closed tab hands over to its neighbour.
-  const ordered = useMemo(() => groupByOwner(state.sessions.values()).flatMap((g) => g.sessions), [state.sessions]);
+  const ordered = useMemo(() => tabOrder(groupByHost(state.sessions.values(), state.remotes)), [state.sessions, state.remotes]);
   const selected = (chosen && state.sessions.get(chosen)) || ordered[0] || null;
 
   const items = useAttention(state.sessions, dismissed);
   const queueOpen = queueChoice ?? (queueFits && items.length > 0);
   const sideRoom = useMediaQuery(queueOpen ? LayoutConstants.TimelineBesideQueueQuery : LayoutConstants.TimelineBesideQuery);
+  const approvals = useApprovals({ onSession: (s) => store.upsert(s), openSession: choose, toast });
   const waiting = ordered.filter((s) => s.waitingForInput && s.shellState !== 'exited').length;
+  const awaitingApproval = approvals.approvals.length;
   useEffect(() => {
-    document.title = waiting ? `(${waiting}) ptydeck` : 'ptydeck';
-  }, [waiting]);
+    const n = waiting + awaitingApproval;
+    document.title = n ? `(${n}) ptydeck` : 'ptydeck';
+  }, [waiting, awaitingApproval]);
 
   const openItem = useCallback(
     (item: AttentionItem) => {
@@ -181,7 +189,7 @@ export function App() {
   return (
     <div className={`app app-${state.link.state}${narrow ? ' narrow' : ''}`}>
       <header className="topbar">
-        {ordered.length > 0 ? (
+        {ordered.length > 0 || state.remotes.length > 0 ? (
           <button type="button" className="icon-btn" aria-label={sidebarOpen ? 'Hide the terminal list' : 'Show the terminal list'} aria-expanded={sidebarOpen} title="Terminal list" onClick={() => setSidebarOpen((o) => !o)} data-testid="sidebar-toggle">
             <SidebarIcon />
           </button>
@@ -192,6 +200,7 @@ export function App() {
         </div>
         <span className="topbar-count" data-testid="session-count">
           {state.loaded ? `${ordered.length} terminal${ordered.length === 1 ? '' : 's'}${waiting ? ` · ${waiting} waiting for input` : ''}` : ''}
+          {awaitingApproval ? ` · ${awaitingApproval} waiting for approval` : ''}
         </span>
         {ordered.length > 0 ? (
           <div className="segmented view-switch" role="group" aria-label="View">
@@ -226,8 +235,12 @@ export function App() {
             {items.length}
           </span>
         </button>
+        <button type="button" className={`btn${awaitingApproval ? ' btn-attention' : ' btn-quiet'}`} onClick={() => approvals.setPanelOpen(!approvals.panelOpen)} aria-expanded={approvals.panelOpen} data-testid="approvals-toggle" title="Agents' commands waiting for your approval, and the policy">
+          Approvals{awaitingApproval ? ` (${awaitingApproval})` : ''}
+        </button>
         <NotifyButton />
         <LinkPill link={state.link} />
+        <RemotesButton remotes={state.remotes} disabled={!online} />
         <button type="button" className={`btn ${page.kind === 'live' ? 'btn-quiet' : 'btn-primary'}`} aria-pressed={page.kind !== 'live'} onClick={() => setPage(page.kind === 'live' ? { kind: 'recordings' } : { kind: 'live' })} title="Every kept recording, to play back or export">
           <span className="btn-label">Recordings</span>
         </button>
@@ -238,10 +251,21 @@ export function App() {
       </header>
       <ConnectionBanner link={state.link} onRetry={() => store.retryNow()} />
       <div className="workspace">
-        {page.kind !== 'live' || ordered.length > 0 ? (
+        {page.kind !== 'live' || ordered.length > 0 || state.remotes.length > 0 ? (
           <>
-            {ordered.length > 0 && sidebarOpen ? (
-              <Sidebar sessions={ordered} selected={page.kind === 'live' ? (selected?.id ?? null) : null} onSelect={choose} paused={paused} agentTokens={agentTokens} online={online} onTokensChanged={refreshTokens} />
+            {(ordered.length > 0 || state.remotes.length > 0) && sidebarOpen ? (
+              <Sidebar
+                sessions={ordered}
+                selected={page.kind === 'live' ? (selected?.id ?? null) : null}
+                onSelect={choose}
+                paused={paused}
+                agentTokens={agentTokens}
+                online={online}
+                onTokensChanged={refreshTokens}
+                remotes={state.remotes}
+                onRetryRemote={(name) => void remotesApi.retry(name).catch(() => undefined)}
+                approvalsBySession={approvals.bySession}
+              />
             ) : null}
             {page.kind === 'recordings' ? (
               <main className="main main-replay">
@@ -252,12 +276,21 @@ export function App() {
                 <ReplayView key={page.rec.key} source={{ kind: 'recording', key: page.rec.key }} title={page.rec.session} jump={null} withTimeline onClose={() => setPage({ kind: 'recordings' })} closeLabel="All recordings" />
               </main>
             ) : (
-              <main className="main">
+              <main className={`main${view === 'overview' || selected ? '' : ' main-empty'}`}>
                 {view === 'overview' ? (
                   <Overview sessions={ordered} deck={deck} paused={paused} agentTokens={agentTokens} online={online} onOpen={choose} onTokensChanged={refreshTokens} />
                 ) : selected ? (
-                  <SessionView key={selected.id} session={selected} store={store} online={online} sideRoom={sideRoom} />
-                ) : null}
+                  <SessionView
+                    key={selected.id}
+                    session={selected}
+                    store={store}
+                    online={online && hostUp(selected, state.remotes)}
+                    sideRoom={sideRoom}
+                    banner={<SessionApprovalBanner approvals={approvals.approvals.filter((a) => a.session_id === selected.id)} onShow={() => approvals.setPanelOpen(true)} />}
+                  />
+                ) : (
+                  <EmptyState onOpen={() => void openTerminal()} opening={opening || !online} />
+                )}
               </main>
             )}
           </>
@@ -288,7 +321,9 @@ export function App() {
             onClose={() => setQueueOpen(false)}
           />
         ) : null}
+        {approvals.panelOpen ? <ApprovalsPanel approvals={approvals.approvals} actions={approvals.actions} onClose={() => approvals.setPanelOpen(false)} onEditPolicy={() => approvals.setEditingPolicy(true)} /> : null}
       </div>
+      {approvals.editingPolicy && approvals.policy ? <PolicyEditor policy={approvals.policy} onSave={approvals.savePolicy} onClose={() => approvals.setEditingPolicy(false)} /> : null}
     </div>
   );
 }

@@ -41,7 +41,8 @@ export function FloorControls({ session, busy, offline, onFloor, onRelease, onIn
   return (
     <div className="floor-controls">
       <div className="segmented" role="group" aria-label="Floor">
-        {(own ? OWN_MODES : AGENT_MODES).map(({ mode, label, hint, icon: Icon }) => (
+        {/* An aio remote has no floor to hold (remotes/): Watch and Type only. */}
+        {(own ? OWN_MODES : AGENT_MODES).filter((m) => m.mode !== 'takeover' || session.remote?.floorControl !== false).map(({ mode, label, hint, icon: Icon }) => (
           <button
             key={mode}
             type="button"

@@ -4,17 +4,19 @@ import { api, ApiError } from '../api/rest';
 import { QuestionBar } from '../session/QuestionBar';
 import { SESSION_SIDE_PANELS } from '../session/side-panels';
 import { TitleEditor } from '../session/TitleEditor';
-import { displayTitle, FloorText, floorBanner, floorHolder, isEnded, isOwnSession, ownerLabel, refusalLines, secondsUntil, shortDuration, statusOf } from '../sessions/describe';
+import { displayTitle, FloorText, floorBanner, floorHolder, isEnded, isOwnSession, isPipeSession, ownerLabel, refusalLines, secondsUntil, shortDuration, statusOf } from '../sessions/describe';
 import type { SessionStore } from '../sessions/session-store';
 import type { RendererKind } from '../terminal/renderer-choice';
 import { forgetScreen } from '../terminal/screen-cache';
 import { shortcutOf } from '../terminal/shortcuts';
 import type { TerminalController, TerminalEvents, ViewLink } from '../terminal/terminal-controller';
 import { terminalFont } from '../terminal/theme';
+import { AioNote, HostTag } from '../remotes/RemoteNotes';
 import { ArmedButton } from './ArmedButton';
 import { FloorIcon, StatusBadge } from './badges';
 import { FindBar } from './FindBar';
 import { FloorControls } from './FloorControls';
+import { LinkConfirm } from './LinkConfirm';
 import { CloseIcon, SearchIcon, WarningIcon } from './icons';
 import { PANEL_ID, tabDomId } from './Sidebar';
 import { TerminalPane } from './TerminalPane';
@@ -44,12 +46,14 @@ interface SessionViewProps {
    * chooses, it shows only then, or its 300 px would shrink an agent's screen below a readable font.
    */
   sideRoom: boolean;
+  /** Shown between the header and the terminal (a feature's notice, e.g. a command waiting for approval). */
+  banner?: ReactNode;
 }
 
 const READ_ONLY_HINT = 'read-only-hint';
 
 /** The selected session: its header, the floor strip and controls, the terminal in a frame coloured by floor, and any side panels. */
-export function SessionView({ session, store, online, sideRoom }: SessionViewProps) {
+export function SessionView({ session, store, online, sideRoom, banner }: SessionViewProps) {
   const toast = useToast();
   const clearToast = useClearToast();
   const controller = useRef<TerminalController | null>(null);
@@ -58,6 +62,7 @@ export function SessionView({ session, store, online, sideRoom }: SessionViewPro
   const [scale, setScale] = useState<{ fontSize: number; cropped: boolean }>({ fontSize: terminalFont.fontSize, cropped: false });
   const [find, setFind] = useState({ open: false, signal: 0 });
   const [busy, setBusy] = useState(false);
+  const [pendingLink, setPendingLink] = useState<string | null>(null);
   const ended = isEnded(session);
   const status = statusOf(session);
   const lastReadOnlyHint = useRef(0);
@@ -98,6 +103,7 @@ export function SessionView({ session, store, online, sideRoom }: SessionViewPro
     onRenderer: setRenderer,
     onFindShortcut: openFind,
     onScale: setScale,
+    onOpenLink: setPendingLink,
     onReadOnlyKey: () => {
       // Once in a while is enough: every key would bury the message.
       if (Date.now() - lastReadOnlyHint.current < 3000) return;
@@ -151,7 +157,9 @@ export function SessionView({ session, store, online, sideRoom }: SessionViewPro
       <header className="session-header">
         <div className="session-title">
           <div className="title-row">
-            <TitleEditor key={session.id} session={session} store={store} disabled={!online} />
+            <HostTag session={session} />
+            {/* A remote's session is renamed at its own server (the deck does not forward a rename). */}
+            <TitleEditor key={session.id} session={session} store={store} disabled={!online || session.remote != null} />
             <StatusBadge session={session} />
             {status.command && !session.waitingForInput ? (
               <code className="session-command" data-testid="session-command">
@@ -165,9 +173,15 @@ export function SessionView({ session, store, online, sideRoom }: SessionViewPro
             <span className="mono" title="Working directory">
               {session.cwd}
             </span>
-            <span className="mono" title={isOwnSession(session) ? 'PTY size' : "The agent's terminal size: it keeps it unless you fit it to your window"} data-testid="pty-size">
-              {session.cols}×{session.rows}
-            </span>
+            {isPipeSession(session) ? (
+              <span className="pipe-legend" data-testid="session-kind" title="No terminal: commands run on pipes, their stdout and stderr apart">
+                pipes: stdout · <span className="stderr-sample">stderr</span> · <span className="transcript-sample">$ command</span>
+              </span>
+            ) : (
+              <span className="mono" title={isOwnSession(session) ? 'PTY size' : "The agent's terminal size: it keeps it unless you fit it to your window"} data-testid="pty-size">
+                {session.cols}×{session.rows}
+              </span>
+            )}
             {scale.fontSize !== terminalFont.fontSize ? (
               <span title="The whole screen is shown; the font is scaled to fit this pane" data-testid="scaled">
                 shown at {scale.fontSize} px
@@ -205,6 +219,7 @@ export function SessionView({ session, store, online, sideRoom }: SessionViewPro
           <CloseButton session={session} store={store} disabled={!online} />
         </div>
       </header>
+      {banner}
 
       <div className="session-body">
         {replaying ? (
@@ -222,6 +237,7 @@ export function SessionView({ session, store, online, sideRoom }: SessionViewPro
               {ended ? null : <FloorControls session={session} busy={busy} offline={!online} onFloor={setFloor} onRelease={release} onInterrupt={interrupt} onFit={fit} />}
             </FloorStrip>
             {session.waitingForInput && !ended ? <QuestionBar session={session} onTakeOver={() => setFloor('takeover')} /> : null}
+            <AioNote session={session} />
             <div className="terminal-body">
               <TerminalPane
                 sessionId={session.id}
@@ -260,6 +276,20 @@ export function SessionView({ session, store, online, sideRoom }: SessionViewPro
           </aside>
         ))}
       </div>
+      {pendingLink !== null ? (
+        <LinkConfirm
+          uri={pendingLink}
+          onCancel={() => {
+            setPendingLink(null);
+            controller.current?.focus();
+          }}
+          onOpen={() => {
+            // noopener: the opened page gets no handle on this one (and in Electron, the browser opens it).
+            window.open(pendingLink, '_blank', 'noopener,noreferrer');
+            setPendingLink(null);
+          }}
+        />
+      ) : null}
     </section>
   );
 }

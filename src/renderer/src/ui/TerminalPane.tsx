@@ -35,6 +35,7 @@ export function TerminalPane({ sessionId, floor, ended, own, online, events, onC
       onFindShortcut: () => latest.current.events.onFindShortcut(),
       onReadOnlyKey: () => latest.current.events.onReadOnlyKey(),
       onScale: (s) => latest.current.events.onScale(s),
+      onOpenLink: (uri) => latest.current.events.onOpenLink(uri),
     };
     const { floor: f, ended: e, own: o, online: on } = latest.current;
     const c = new TerminalController(sessionId, host.current!, { floor: f, ended: e, own: o, online: on }, forward);
