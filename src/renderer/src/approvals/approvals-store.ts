@@ -38,8 +38,9 @@ export class ApprovalsStore {
     return () => this.arrivedListeners.delete(l);
   }
 
+  /** Opens the socket; once open, it reconnects by itself (a second call changes nothing). */
   start(): void {
-    this.socket?.stop();
+    if (this.socket) return;
     const socket = new ReconnectingSocket(() => wsUrl('/api/approvals/events'), {
       onOpen: () => {
         this.fresh = true;
@@ -64,6 +65,11 @@ export class ApprovalsStore {
   stop(): void {
     this.socket?.stop();
     this.socket = null;
+  }
+
+  /** The events socket says the server is down (or back): follow it rather than knocking alone. */
+  hold(held: boolean): void {
+    this.socket?.hold(held);
   }
 
   /** A decision made here: drop the card at once rather than wait for the socket to say so. */

@@ -120,10 +120,10 @@ export function App() {
   const ordered = useMemo(() => tabOrder(groupByHost(state.sessions.values(), state.remotes)), [state.sessions, state.remotes]);
   const selected = (chosen && state.sessions.get(chosen)) || ordered[0] || null;
 
+  const approvals = useApprovals({ link: state.link.state, onSession: (s) => store.upsert(s), openSession: choose, toast });
   const items = useAttention(state.sessions, dismissed);
   const queueOpen = queueChoice ?? (queueFits && items.length > 0);
   const sideRoom = useMediaQuery(queueOpen ? LayoutConstants.TimelineBesideQueueQuery : LayoutConstants.TimelineBesideQuery);
-  const approvals = useApprovals({ onSession: (s) => store.upsert(s), openSession: choose, toast });
   const waiting = ordered.filter((s) => s.waitingForInput && s.shellState !== 'exited').length;
   const awaitingApproval = approvals.approvals.length;
   useEffect(() => {
