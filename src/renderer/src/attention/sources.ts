@@ -3,9 +3,10 @@ import type { AttentionItem } from './items';
 import { sessionAttention } from './session-source';
 
 /**
- * Where the attention queue's items come from. A feature with things for the person to act on (the
- * approvals queue, say) adds its source to ATTENTION_SOURCES, one line, and its items are ranked with
- * the rest (items.ts Urgency.Approval is theirs).
+ * Where the attention queue's items come from. A feature with things for the person to act on adds its
+ * source to ATTENTION_SOURCES, one line, and its items are ranked with the rest. One whose state lives
+ * in a store the app frame owns (the approvals: approvals/attention-items.ts, Urgency.Approval) hands
+ * its items to useAttention instead.
  */
 export interface AttentionSource {
   readonly name: string;

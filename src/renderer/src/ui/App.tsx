@@ -22,6 +22,7 @@ import { useMediaQuery } from './use-media-query';
 import { ApprovalsPanel, SessionApprovalBanner } from '../approvals/ApprovalsPanel';
 import { PolicyEditor } from '../approvals/PolicyEditor';
 import { useApprovals } from '../approvals/useApprovals';
+import { approvalItems } from '../approvals/attention-items';
 import type { RecordingInfo } from '../../../shared/timeline';
 import { PastSessions } from '../replay/PastSessions';
 import { ReplayView } from '../replay/ReplayView';
@@ -121,7 +122,8 @@ export function App() {
   const selected = (chosen && state.sessions.get(chosen)) || ordered[0] || null;
 
   const approvals = useApprovals({ link: state.link.state, onSession: (s) => store.upsert(s), openSession: choose, toast });
-  const items = useAttention(state.sessions, dismissed);
+  const approvalQueue = useMemo(() => approvalItems(approvals.approvals, state.sessions), [approvals.approvals, state.sessions]);
+  const items = useAttention(state.sessions, dismissed, approvalQueue);
   const queueOpen = queueChoice ?? (queueFits && items.length > 0);
   const sideRoom = useMediaQuery(queueOpen ? LayoutConstants.TimelineBesideQueueQuery : LayoutConstants.TimelineBesideQuery);
   const waiting = ordered.filter((s) => s.waitingForInput && s.shellState !== 'exited').length;
