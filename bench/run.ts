@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { approvalsCase } from './cases/approvals';
 import { echoCase } from './cases/echo';
 import { floodCase } from './cases/flood';
+import { overviewRenderCase } from './cases/overview-render';
 import { recordingCase } from './cases/recording';
 import { remotesCase } from './cases/remotes';
 import { roundTripCase } from './cases/round-trip';
@@ -29,8 +30,8 @@ import { markdownTable, type Row } from './lib/table';
  * The bench asserts no speed: it measures. A lost byte, or a case that could not run, makes a figure
  * read FAILED and the run exit 1.
  */
-// The viewer case is last on purpose: the viewer is the part most likely to be in flux.
-const CASES: BenchCase[] = [throughputCase, throughputNativeCase, echoCase, roundTripCase, scaleCase, floodCase, restartCase, tmuxBackendCase, recordingCase, remotesCase, approvalsCase, viewerRenderCase];
+// The viewer cases are last on purpose: the viewer is the part most likely to be in flux.
+const CASES: BenchCase[] = [throughputCase, throughputNativeCase, echoCase, roundTripCase, scaleCase, floodCase, restartCase, tmuxBackendCase, recordingCase, remotesCase, approvalsCase, viewerRenderCase, overviewRenderCase];
 
 const REPORT = join(__dirname, '..', 'docs', 'PERFORMANCE.md');
 /** A quick run is a smoke test: its figures are not worth quoting, so it does not replace the report. */

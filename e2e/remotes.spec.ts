@@ -36,7 +36,7 @@ withRemote("a remote agent's terminal shows under the remote's name; typing and 
   await agentExec(box, id, 'echo remote-says-$((6*7))');
   const group = page.locator('[data-testid="host-group"][data-host="box"]');
   await expect(group).toHaveAttribute('data-state', 'online', SLOW);
-  await expect(group.locator('[data-testid="owner-group"][data-owner="agent"]').getByRole('tab', { name: 'box/build' })).toBeVisible(SLOW);
+  await expect(group.locator('[data-testid="owner-group"][data-owner="agent"]').getByRole('tab', { name: 'build' })).toBeVisible(SLOW);
 
   await tab(page, 'box/build').click();
   await expect(panel(page).getByTestId('host-tag')).toHaveText('box');

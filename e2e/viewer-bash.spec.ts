@@ -46,8 +46,10 @@ test('a bash-API session shows as a pipe session, its stdout and stderr told apa
   await expect(tab(page, id)).toHaveAttribute('data-status', 'running', SLOW);
   await expect(panel(page).getByTestId('session-command')).toContainText('for i in 1 2 3');
 
-  // Interrupt reaches the command on pipes too (as SIGINT).
+  // Interrupt reaches the command on pipes too (as SIGINT); an agent's running command takes a second click.
   await floorButton(page, 'Interrupt').click();
+  await expect(panel(page).getByTestId('interrupt')).toContainText('Stop for i in 1 2 3');
+  await panel(page).getByTestId('interrupt').click();
   await expectTerminalToShow(page, id, '[killed by SIGINT]');
   await expect(tab(page, id)).not.toHaveAttribute('data-status', 'running', SLOW);
 

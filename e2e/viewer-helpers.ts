@@ -13,9 +13,11 @@ import { startCliServer, type CliServer } from './fixtures';
  */
 export const BACKEND = process.env.PTYDECK_E2E_BACKEND || 'native';
 
-export const test = base.extend<{ srv: CliServer }>({
-  srv: async ({}, use, testInfo) => {
-    const srv = await startCliServer({ AIO_SHELL_BACKEND: BACKEND });
+export const test = base.extend<{ srv: CliServer; serverEnv: Record<string, string> }>({
+  /** Extra environment for the test's server (`test.use({ serverEnv: {...} })`), e.g. a short floor lease. */
+  serverEnv: [{}, { option: true }],
+  srv: async ({ serverEnv }, use, testInfo) => {
+    const srv = await startCliServer({ AIO_SHELL_BACKEND: BACKEND, ...serverEnv });
     // The server's own output, attached to a failed test: a failure may be the server's.
     let exit = '';
     srv.proc.once('exit', (code, signal) => (exit = `\n[server exited: code ${code}, signal ${signal}]\n`));
@@ -72,7 +74,8 @@ export async function agentScreen(srv: CliServer, id: string): Promise<string> {
   return String(res.body?.data?.output ?? '');
 }
 
-export const tab = (page: Page, id: string): Locator => page.getByRole('tab', { name: id, exact: true });
+/** A session's tab, by id (its accessible name is its title). */
+export const tab = (page: Page, id: string): Locator => page.locator(`[role="tab"][data-session-id="${id}"]`);
 export const panel = (page: Page): Locator => page.getByRole('tabpanel');
 export const floorButton = (page: Page, name: 'Watch' | 'Type' | 'Take over' | 'Release' | 'Interrupt'): Locator =>
   panel(page).getByRole('button', { name, exact: true });

@@ -17,14 +17,16 @@ import {
 
 const domRows = (page: Page) => page.locator('[data-testid="terminal"] .xterm-rows');
 
-test('WebGL renders when the browser has it; the renderer tag says which one draws', async ({ page, srv }) => {
+test('WebGL renders when the browser has it; the frame says which one draws, the header does not', async ({ page, srv }) => {
   const id = await agentSession(srv);
   await agentExec(srv, id, 'echo drawn-by-$((2*3))-webgl');
   await openViewer(page, srv);
   await tab(page, id).click();
   await expectTerminalToShow(page, id, 'drawn-by-6-webgl');
   await expect.poll(() => rendererOf(page, id)).toBe('webgl');
-  await expect(page.getByTestId('renderer')).toHaveText('WebGL');
+  await expect(page.getByTestId('terminal-frame')).toHaveAttribute('data-renderer', 'webgl');
+  // The renderer is a detail for whoever debugs the viewer, not news for the person.
+  await expect(page.getByRole('tabpanel').locator('.session-header')).not.toContainText('WebGL');
   // WebGL paints into a canvas: the DOM renderer's rows are absent.
   await expect(domRows(page)).toHaveCount(0);
 });
@@ -36,7 +38,7 @@ test('?renderer=dom forces the DOM renderer, and output renders as DOM rows', as
   await tab(page, id).click();
   await expect(domRows(page)).toContainText('drawn-by-6-dom', SLOW);
   expect(await rendererOf(page, id)).toBe('dom');
-  await expect(page.getByTestId('renderer')).toHaveText('DOM');
+  await expect(page.getByTestId('terminal-frame')).toHaveAttribute('data-renderer', 'dom');
 });
 
 test('without WebGL in the browser the viewer falls back to the DOM renderer', async ({ page, srv }) => {
@@ -77,7 +79,7 @@ test('a lost WebGL context falls back to the DOM renderer and output keeps comin
   expect(lost).toBe(true);
   // xterm waits a few seconds for the context to come back before giving up on it.
   await expect.poll(() => rendererOf(page, id), SLOW).toBe('dom');
-  await expect(page.getByTestId('renderer')).toHaveText('DOM');
+  await expect(page.getByTestId('terminal-frame')).toHaveAttribute('data-renderer', 'dom');
   await agentExec(srv, id, 'echo after-the-loss-$((5*5))');
   await expect(domRows(page)).toContainText('after-the-loss-25', SLOW);
 });
@@ -94,40 +96,38 @@ test('flow control: output far beyond the server’s unacknowledged limit still 
   await expectTerminalToShow(page, id, /^100000\nseq-finished$/m);
 });
 
-test('Type fits the PTY to the view; Watch never resizes it', async ({ page, srv }) => {
-  const id = await agentSession(srv);
-  const ptySize = async () => {
+test('your own terminal follows the window; an agent’s keeps its size when you watch, type or take over', async ({ page, srv }) => {
+  const agent = await agentSession(srv);
+  const ptySize = async (id: string) => {
     const s = (await srv.api('GET', `/api/sessions/${id}`)).body;
     return `${s.cols}x${s.rows}`;
   };
   await openViewer(page, srv);
-  await tab(page, id).click();
-  await expectTerminalToShow(page, id, '#');
+  await page.getByRole('button', { name: 'New terminal' }).click();
+  const mine = (await page.locator('[data-owner="admin"] [role="tab"]').getAttribute('data-session-id', SLOW))!;
+  await expectTerminalToShow(page, mine, '#');
   await page.setViewportSize({ width: 900, height: 560 });
-  // Watching: the PTY keeps the agent's size whatever the window does.
-  await expect(page.getByTestId('pty-size')).toHaveText('80×24');
-  expect(await ptySize()).toBe('80x24');
-
-  await floorButton(page, 'Type').click();
-  await expect.poll(ptySize, SLOW).not.toBe('80x24');
-  const typed = await ptySize();
+  await expect.poll(() => ptySize(mine), SLOW).not.toBe('80x24');
+  const narrow = await ptySize(mine);
   // The view renders at exactly the size the server confirmed.
   await expect
-    .poll(() => page.evaluate((sid) => window.__ptydeckTerminalSize?.(sid), id).then((s) => (s ? `${s.cols}x${s.rows}` : '')), SLOW)
-    .toBe(typed);
+    .poll(() => page.evaluate((sid) => window.__ptydeckTerminalSize?.(sid), mine).then((s) => (s ? `${s.cols}x${s.rows}` : '')), SLOW)
+    .toBe(narrow);
   await page.setViewportSize({ width: 1280, height: 800 });
-  await expect.poll(ptySize, SLOW).not.toBe(typed);
-  const wide = await ptySize();
-  expect(Number(wide.split('x')[0])).toBeGreaterThan(Number(typed.split('x')[0]));
+  await expect.poll(() => ptySize(mine), SLOW).not.toBe(narrow);
+  expect(Number((await ptySize(mine)).split('x')[0])).toBeGreaterThan(Number(narrow.split('x')[0]));
 
-  await floorButton(page, 'Release').click();
-  await expect(page.getByTestId('terminal-frame')).toHaveAttribute('data-floor', 'watch', SLOW);
-  await page.setViewportSize({ width: 1000, height: 640 });
-  // Give a wrongful resize every chance to happen, then check it did not: the agent's exec round trip
-  // is longer than the viewer's resize debounce.
-  await agentExec(srv, id, 'true');
-  await agentExec(srv, id, 'true');
-  expect(await ptySize()).toBe(wide);
+  await tab(page, agent).click();
+  await expectTerminalToShow(page, agent, '#');
+  for (const mode of ['Type', 'Take over', 'Watch'] as const) {
+    await floorButton(page, mode).click();
+    await page.setViewportSize({ width: mode === 'Type' ? 900 : 1100, height: 600 });
+    // Give a wrongful resize every chance to happen, then check it did not: the agent's exec round trip
+    // is longer than the viewer's resize debounce.
+    // (The person's credential runs it: the floor never refuses the person.)
+    for (let i = 0; i < 2; i++) await srv.api('POST', `/v2/pty/sessions/${agent}/exec`, { command: 'true' });
+    expect(await ptySize(agent), mode).toBe('80x24');
+  }
 });
 
 test('Ctrl+Shift+V pastes into the terminal and Ctrl+Shift+C copies the selection', async ({ page, context, srv }) => {

@@ -129,9 +129,14 @@ test('an agent’s new session appears without a reload, shows its output, its r
   await expect(tab(page, id)).toContainText('sleep 300');
   await expect(panel(page).getByTestId('session-command')).toHaveText('sleep 300');
   await screenshot(page, 'running');
+  // Interrupting an agent's running command takes a second click, which names what it stops.
   await floorButton(page, 'Interrupt').click();
+  await expect(panel(page).getByTestId('interrupt')).toHaveText('Stop sleep 300?');
+  await expect(tab(page, id)).toHaveAttribute('data-status', 'running');
+  await panel(page).getByTestId('interrupt').click();
   await expect(tab(page, id)).not.toHaveAttribute('data-status', 'running', SLOW);
   await expectTerminalToShow(page, id, '^C');
+  await expect(page.getByTestId('toast').filter({ hasText: 'You interrupted sleep 300' })).toBeVisible();
 });
 
 test('Watch is read only; after Type the person’s keys reach the shell the agent reads', async ({ page, srv }) => {
@@ -151,8 +156,8 @@ test('Watch is read only; after Type the person’s keys reach the shell the age
   await expect(page.getByTestId('terminal-frame')).toHaveAttribute('data-floor', 'type', SLOW);
   await expect(floorButton(page, 'Type')).toHaveAttribute('aria-pressed', 'true');
   await expect(tab(page, id).getByTestId('floor-chip')).toHaveAttribute('data-floor', 'type');
-  // Type mode fits the PTY to the view (the server confirms the size back).
-  await expect(page.getByTestId('pty-size')).not.toHaveText('80×24', SLOW);
+  // Typing beside the agent leaves the agent's terminal its size.
+  await expect(page.getByTestId('pty-size')).toHaveText('80×24');
   await page.getByTestId('terminal').click();
   await page.keyboard.type('echo hi');
   await page.keyboard.press('Enter');
@@ -213,7 +218,9 @@ test('two pages watching one session both see a command’s output', async ({ pa
   await agentExec(srv, id, 'echo seen-by-$((1+1))-pages');
   await expectTerminalToShow(page, id, 'seen-by-2-pages');
   await expectTerminalToShow(second, id, 'seen-by-2-pages');
-  await expect(panel(second).getByText(/\d+ attached/)).toHaveText('2 attached', SLOW);
+  // Each page counts the other viewer, not itself.
+  await expect(panel(second).getByTestId('other-viewers')).toHaveText('1 other viewer', SLOW);
+  await expect(panel(page).getByTestId('other-viewers')).toHaveText('1 other viewer', SLOW);
 });
 
 test('find in terminal: Ctrl+Shift+F opens the find bar, matches are counted, highlighted and stepped through', async ({ page, srv }) => {

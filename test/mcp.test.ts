@@ -27,7 +27,7 @@ test('over HTTP: open, exec echo hi, send to python3, read, signal, list, close'
   const client = new Client({ name: 'test-agent', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
   const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-  expect(tools).toEqual(['terminal_close', 'terminal_exec', 'terminal_list', 'terminal_open', 'terminal_read', 'terminal_send', 'terminal_signal']);
+  expect(tools).toEqual(['terminal_close', 'terminal_exec', 'terminal_list', 'terminal_open', 'terminal_read', 'terminal_rename', 'terminal_send', 'terminal_signal']);
   const send = (await client.listTools()).tools.find((t) => t.name === 'terminal_send')!;
   for (const reason of ['stdin_read', 'inferred_idle', 'timeout', 'session_exit']) expect(send.description).toContain(reason);
 

@@ -17,13 +17,15 @@ import { acquireServerLock } from './server-lock';
 import { SessionManager } from './terminal/manager';
 import type { Feature, FeatureEvents, FeatureFactory } from './feature';
 import { Emitter } from './terminal/emitter';
+import { deckFeature } from './deck';
+import { PersonPresence } from './presence';
 import { remotesFeature } from './remotes/feature';
 import { timelineFeature } from './timeline/timeline-feature';
 import { approvalsFeature } from './approvals';
 import { fileSecretStore, type SecretStore } from './secret-store';
 
 /** The features that ride on the core, in the order they start (see feature.ts). */
-export const FEATURES: FeatureFactory[] = [timelineFeature, approvalsFeature, remotesFeature];
+export const FEATURES: FeatureFactory[] = [timelineFeature, approvalsFeature, deckFeature, remotesFeature];
 
 /** What only the embedding process can supply (the Electron entry: the OS keychain). */
 export interface PtydeckExtras {
@@ -70,14 +72,15 @@ export async function startPtydeck(config: ServerConfig, extras: PtydeckExtras =
     // What in-process sessions of a server that died without closing them left running is ended first.
     await sessions.reapOrphans();
     const events = new Emitter<FeatureEvents>();
-    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home, events, secrets: extras.secretStore ?? fileSecretStore }));
+    const presence = new PersonPresence();
+    features = FEATURES.map((make) => make({ manager: sessions, config, home: config.home, events, secrets: extras.secretStore ?? fileSecretStore, presence }));
     await Promise.all(features.map((f) => f.ready));
     // Terminals an earlier run left behind (PTY host, tmux) come back, with their output, before any door
     // is asked, and after the features are ready: a feature hears of them, and a session gated before
     // the restart finds its gate.
     await sessions.adoptDurableSessions();
     const featureDoors = features.flatMap((f) => (f.door ? [f.door] : []));
-    server = await startServer({ manager: sessions, tokens, logins: new ViewerLogins(config.home), config, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
+    server = await startServer({ manager: sessions, tokens, logins: new ViewerLogins(config.home), config, presence, doors: [...allDoors(findViewerDir(config.viewerDir)), ...featureDoors] });
   } catch (err) {
     await Promise.all(features.map((f) => f.stop?.()));
     // Sessions just adopted stay running in tmux, as after a quit.

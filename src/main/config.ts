@@ -28,11 +28,19 @@ export interface ServerConfig {
   /** Where the built viewer lives; null serves a notice instead. */
   viewerDir: string | null;
   limits: Limits;
+  /**
+   * PTYDECK_FLOOR_LEASE_SECS: when the person holds a session's floor and no viewer of theirs has been
+   * connected for this long, the floor returns to the agent (a floor held by nobody locks the agent out).
+   */
+  floorLeaseSecs: number;
   /** PTYDECK_APPROVAL_TIMEOUT_SECS: an agent's command nobody decides on within this is denied. */
   approvalTimeoutSecs: number;
   /** The timeline and recordings (src/main/timeline/settings.ts). */
   timeline: TimelineSettings;
 }
+
+/** default: PTYDECK_FLOOR_LEASE_SECS. A minute covers a page reload, a server restart or a brief network drop. */
+export const DefaultFloorLeaseSecs = 60;
 
 export interface Limits {
   bodyBytes: number;
@@ -150,6 +158,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     backend,
     manager,
     viewerDir: null,
+    floorLeaseSecs: intFrom('PTYDECK_FLOOR_LEASE_SECS', env.PTYDECK_FLOOR_LEASE_SECS, DefaultFloorLeaseSecs, 1, 7 * 86400),
     limits: {
       bodyBytes: intFrom('PTYDECK_MAX_BODY_BYTES', env.PTYDECK_MAX_BODY_BYTES, 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       headersTimeoutMs,

@@ -1,5 +1,6 @@
 import type { ServerConfig } from './config';
 import type { Door } from './api/server';
+import type { PersonPresence } from './presence';
 import type { SessionManager } from './terminal/manager';
 import type { SecretStore } from './secret-store';
 import type { Emitter } from './terminal/emitter';
@@ -38,6 +39,8 @@ export interface FeatureHost {
   secrets: SecretStore;
   /** Shared by every feature: what one publishes (`activity`) any other may read, whichever starts first. */
   events: Emitter<FeatureEvents>;
+  /** How many of the person's viewer connections are open (presence.ts). */
+  presence: PersonPresence;
 }
 
 export interface Feature {

@@ -31,7 +31,8 @@ export type TimelineDetail =
   | { kind: 'input'; text: string; bytes: number; hidden: boolean; truncated: boolean; command?: string }
   | { kind: 'command-started'; command: string | null; source: 'exec' | 'typed' | null }
   | { kind: 'command-ended'; command: string | null; exitCode: number | null }
-  | { kind: 'floor'; mode: 'watch' | 'type' | 'takeover' }
+  /** `reason` when it was not the person's own choice on that tab (a pause, the floor lease). */
+  | { kind: 'floor'; mode: 'watch' | 'type' | 'takeover'; reason?: string }
   /** An agent's action the floor refused while a person held it. */
   | { kind: 'refused'; action: string }
   | { kind: 'signal'; signal: string; delivered: boolean }

@@ -29,10 +29,25 @@ export interface CommandInfo {
   finishedAt: string | null;
 }
 
+/** Where a session's title came from: set by its agent or the person, the program's window title (OSC 0/2), or the running command. */
+export type TitleSource = 'set' | 'window' | 'command';
+
+/** Limits on a session title set through the API (a window title from the program is cut to the same length). */
+export const TitleLimits = {
+  /** Long enough for "claude: refactor the session module, part 3 of 6"; short enough for one line of a listing. */
+  MaxChars: 120,
+} as const;
+
 /** What the viewer and the native API list for a session. */
 export interface SessionSummary {
   id: string;
   owner: string;
+  /**
+   * What to call this terminal: the title its agent or the person set, else the program's own window
+   * title, else the running (or last) command; null when there is none of these. `titleSource` says which.
+   */
+  title: string | null;
+  titleSource: TitleSource | null;
   backend: BackendKind;
   /** Which door opened it: aio-v1, aio-v2, execd, native, mcp, viewer. */
   origin: string;
@@ -45,16 +60,30 @@ export interface SessionSummary {
   exitCode: number | null;
   floor: FloorMode;
   controller: Controller;
+  /** Why the floor is what it is, when ptydeck or a bulk action changed it (a pause, a lease that ran out); null otherwise. */
+  floorReason: string | null;
+  /**
+   * While the person holds the floor with no viewer of theirs connected: when the floor returns to the
+   * agent (PTYDECK_FLOOR_LEASE_SECS after the last viewer left). Null while a viewer is connected.
+   */
+  floorLeaseExpiresAt: string | null;
   /** Agent actions the floor refused since the person took it (reset by each takeover). */
   refusals: number;
   /** Who was refused, how often, which actions (input, exec, send, signal, resize, close), and when last. */
   refusedBy: { agent: string; count: number; actions: string[]; last: string }[];
   /** The running command, or else the last one. */
   command: CommandInfo | null;
-  /** The readiness detector's view: the foreground program is blocked reading the terminal. */
+  /**
+   * The readiness detector's view: the foreground program is blocked reading the terminal and asks
+   * (held for a moment before it changes; a full-screen program that redraws on its own does not count).
+   */
   waitingForInput: boolean;
+  /** While waiting for input: the line the program waits on, as the screen shows it ("Deploy to prod? [y/N] "). */
+  prompt: string | null;
   /** Clients attached right now (agent sockets and viewers). */
   attached: number;
+  /** Of those, the person's viewers (terminal tabs showing this session). */
+  viewers: number;
   /** Survives a restart of ptydeck (PTY host or tmux backend). */
   durable: boolean;
   /** Was taken back after ptydeck restarted (it kept running while ptydeck was down). */
@@ -157,6 +186,49 @@ export type ViewerClientFrame =
   | { type: 'resize'; cols: number; rows: number }
   /** Bytes of binary output the viewer has parsed (xterm's write callback) since its last ack. */
   | { type: 'ack'; bytes: number };
+
+/** One run of equally styled characters in a glance row: text, then colours (palette index 0-255 or `#rrggbb`) and flags. */
+export interface GlanceRun {
+  t: string;
+  fg?: number | string;
+  bg?: number | string;
+  /** Bold. */
+  b?: 1;
+  /** Inverse video. */
+  i?: 1;
+  /** Dim. */
+  d?: 1;
+}
+
+/** The screen of a session as the overview shows it: the visible rows, each a list of runs. */
+export interface Glance {
+  id: string;
+  cols: number;
+  rows: number;
+  lines: GlanceRun[][];
+  /** Cursor position on the screen (0-based), when it is visible. */
+  cursor: { x: number; y: number } | null;
+  /** When this session last printed something (epoch ms). */
+  lastOutputAt: number;
+}
+
+/** Which agents are paused (their sessions taken over, new ones too), or everyone. */
+export interface PauseState {
+  all: boolean;
+  agents: string[];
+}
+
+/** Frames of the deck socket (/api/deck), server to client: the pause state, and glances of the sessions asked for. */
+export type DeckServerFrame = { type: 'deck'; paused: PauseState } | { type: 'glance'; glance: Glance } | { type: 'error'; message: string };
+
+/** Client to server: the sessions whose glances this page wants now ([] when the overview is hidden). */
+export type DeckClientFrame = { type: 'glances'; ids: string[] };
+
+/** The deck's bulk actions (POST /api/pause, /api/resume, /api/interrupt): what they touched. */
+export interface BulkResult {
+  agent: string | null;
+  sessions: string[];
+}
 
 /** Viewer flow control: the server stops sending a viewer this far ahead of its acks. */
 export const ViewerFlowControl = {

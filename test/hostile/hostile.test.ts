@@ -28,7 +28,7 @@ import {
   upgradeRequest,
   type Held,
 } from './transport';
-import { aioFrame, eventsFrame, execdFrame, generateUpgradeCase, viewerFrame, type FrameCase, type Protocol, type UpgradeWorld } from './ws-gen';
+import { aioFrame, deckFrame, eventsFrame, execdFrame, generateUpgradeCase, viewerFrame, type FrameCase, type Protocol, type UpgradeWorld } from './ws-gen';
 
 /**
  * Hostile input against a running server with live sessions whose output is checked byte for byte.
@@ -359,7 +359,7 @@ interface SocketPlan {
   frame: (rng: Rng) => FrameCase;
 }
 
-const greeting: Record<Protocol, string> = { aio: 'ready', execd: 'connected', viewer: 'snapshot', events: 'hello' };
+const greeting: Record<Protocol, string> = { aio: 'ready', execd: 'connected', viewer: 'snapshot', events: 'hello', deck: 'deck' };
 
 async function openPlanned(plan: SocketPlan): Promise<Sock | null> {
   // A just-closed socket may still hold the session for a moment (4409 / 409): retry briefly.
@@ -475,6 +475,7 @@ function socketPlans(): SocketPlan[] {
     // Sockets on interactive shells get only frames that must be refused (nothing typed reaches bash).
     { name: 'v1-ws-new', proto: 'aio', url: () => `${wsUrl()}/v1/shell/ws`, headers: bearer(tokens.mallory), count: 30, frame: (r) => aioFrame(r, { sink: false, frameLimit: lim }) },
     { name: 'v2-anon', proto: 'aio', url: () => `${wsUrl()}/v2/pty/ws?api_key=${encodeURIComponent(tokens.mallory)}`, headers: () => ({}), count: 30, frame: (r) => aioFrame(r, { sink: false, frameLimit: lim }) },
+    { name: 'deck', proto: 'deck', url: () => `${wsUrl()}/api/deck`, headers: bearer(tokens.admin), count: 80, frame: (r) => deckFrame(r, { frameLimit: lim, ids: [...w.live, ...w.admin.sinks, ...w.mallory.sinks] }) },
     { name: 'admin-aio', proto: 'aio', url: () => `${wsUrl()}/v2/pty/sessions/${w.admin.sinks[0]}/ws?protocol=binary`, headers: bearer(tokens.admin), count: 60, frame: (r) => aioFrame(r, { sink: true, frameLimit: lim }) },
   ];
 }
@@ -486,7 +487,7 @@ async function upgradeLane(): Promise<void> {
     const t0 = Date.now();
     const out = await upgradeExchange(srv.port, upgradeRequest(c.path, c.headers, c.handshake), {
       timeoutMs: HANG_MS,
-      settle: (frames) => frames.some((f) => f.opcode === 0x8) || frames.some((f) => f.opcode === 0x1 && /"type":"(ready|connected|hello|snapshot)"/.test(f.payload.toString())),
+      settle: (frames) => frames.some((f) => f.opcode === 0x8) || frames.some((f) => f.opcode === 0x1 && /"type":"(ready|connected|hello|snapshot|deck)"/.test(f.payload.toString())),
     });
     const where = `seed=0x${SEED.toString(16)} ${c.id} (${c.who}) [${reproduce(c.id)}]: upgrade ${describeRequest({ method: c.handshake.method ?? 'GET', path: c.path, headers: { ...c.headers, ...c.handshake } as Record<string, string> }, secrets())}`;
     tally.latency('upgrade', Date.now() - t0, where);

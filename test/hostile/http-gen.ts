@@ -102,6 +102,9 @@ type Spec =
   | { t: 'tokenName' }
   | { t: 'user' }
   | { t: 'loginToken' }
+  | { t: 'title' }
+  /** An agent to pause: never one the suite's sessions belong to (pausing them would turn the rest of the run into 423s). */
+  | { t: 'dormantAgent' }
   /** A bash-API session id: the target's, where "" means "make a new one" (valid). */
   | { t: 'bashTarget' }
   /** A new bash-API session id, where "" is valid too. */
@@ -124,6 +127,11 @@ interface Field {
   spec: Spec;
   required?: boolean;
   nullable?: boolean;
+  /**
+   * Never left out, not even by an empty body: without it the route acts on everything (POST /api/pause
+   * with no agent pauses every agent, which would hold the suite's own sessions for the rest of the run).
+   */
+  keep?: boolean;
 }
 
 type Role = 'read' | 'write' | 'run' | 'create' | 'destroy' | 'floor' | 'tokens' | 'public' | 'list' | 'approvals';
@@ -145,6 +153,8 @@ interface Route {
 }
 
 const opt = (name: string, spec: Spec): Field => ({ name, spec, nullable: true });
+/** Optional for the server, but always sent here (see Field.keep); null is refused. */
+const kept = (name: string, spec: Spec): Field => ({ name, spec, keep: true });
 /** Optional, but null is not a value for it. */
 const optNotNull = (name: string, spec: Spec): Field => ({ name, spec });
 const req = (name: string, spec: Spec): Field => ({ name, spec, required: true });
@@ -172,7 +182,17 @@ export const ROUTES: Route[] = [
     method: 'POST',
     path: '/v2/pty/sessions',
     role: 'create',
-    fields: [opt('id', { t: 'newId' }), opt('cwd', { t: 'dir' }), opt('cols', { t: 'dim', max: MaxCols }), opt('rows', { t: 'dim', max: MaxRows }), opt('env', { t: 'env' }), opt('user', { t: 'user' }), opt('retention', { t: 'enum', values: ['persistent', 'expiring'] }), opt('no_change_timeout', { t: 'int' })],
+    fields: [
+      opt('id', { t: 'newId' }),
+      opt('cwd', { t: 'dir' }),
+      opt('cols', { t: 'dim', max: MaxCols }),
+      opt('rows', { t: 'dim', max: MaxRows }),
+      opt('env', { t: 'env' }),
+      opt('user', { t: 'user' }),
+      opt('retention', { t: 'enum', values: ['persistent', 'expiring'] }),
+      opt('no_change_timeout', { t: 'int' }),
+      opt('title', { t: 'title' }),
+    ],
   },
   { name: 'v2 list', method: 'GET', path: '/v2/pty/sessions', role: 'list' },
   { name: 'v2 get', method: 'GET', path: '/v2/pty/sessions/:id', role: 'read', target: 'param' },
@@ -292,13 +312,20 @@ export const ROUTES: Route[] = [
   // native
   { name: 'whoami', method: 'GET', path: '/api/whoami', role: 'list' },
   { name: 'native list', method: 'GET', path: '/api/sessions', role: 'list' },
-  { name: 'native create', method: 'POST', path: '/api/sessions', role: 'create', fields: [opt('id', { t: 'newId' }), opt('cwd', { t: 'dir' }), opt('cols', { t: 'dim', max: MaxCols }), opt('rows', { t: 'dim', max: MaxRows }), opt('env', { t: 'env' })] },
+  { name: 'native create', method: 'POST', path: '/api/sessions', role: 'create', fields: [opt('id', { t: 'newId' }), opt('cwd', { t: 'dir' }), opt('cols', { t: 'dim', max: MaxCols }), opt('rows', { t: 'dim', max: MaxRows }), opt('env', { t: 'env' }), opt('title', { t: 'title' })] },
   { name: 'native get', method: 'GET', path: '/api/sessions/:id', role: 'read', target: 'param' },
+  // Renaming changes a label, not the terminal: a 'read' for which sessions it may aim at.
+  { name: 'native rename', method: 'PATCH', path: '/api/sessions/:id', role: 'read', target: 'param', fields: [{ name: 'title', spec: { t: 'title' }, required: true, nullable: true }] },
   { name: 'native delete', method: 'DELETE', path: '/api/sessions/:id', role: 'destroy', target: 'param' },
   { name: 'takeover', method: 'POST', path: '/api/sessions/:id/takeover', role: 'floor', target: 'param' },
   { name: 'release', method: 'POST', path: '/api/sessions/:id/release', role: 'floor', target: 'param' },
   { name: 'interrupt', method: 'POST', path: '/api/sessions/:id/interrupt', role: 'floor', target: 'param' },
   { name: 'floor', method: 'POST', path: '/api/sessions/:id/floor', role: 'floor', target: 'param', fields: [req('mode', { t: 'enum', values: ['watch', 'type', 'takeover'] })] },
+  // The deck (person only): an agent's token gets 403.
+  { name: 'pause state', method: 'GET', path: '/api/pause', role: 'floor' },
+  { name: 'pause', method: 'POST', path: '/api/pause', role: 'floor', fields: [kept('agent', { t: 'dormantAgent' })] },
+  { name: 'resume', method: 'POST', path: '/api/resume', role: 'floor', fields: [kept('agent', { t: 'dormantAgent' })] },
+  { name: 'interrupt agent', method: 'POST', path: '/api/interrupt', role: 'floor', fields: [kept('agent', { t: 'dormantAgent' })] },
   // timeline and recordings (src/main/timeline)
   { name: 'timeline', method: 'GET', path: '/api/sessions/:id/timeline', role: 'read', target: 'param', query: (rng) => timelineQuery(rng, false) },
   { name: 'recording', method: 'GET', path: '/api/sessions/:id/recording', role: 'read', target: 'param' },
@@ -555,6 +582,10 @@ function validValue(spec: Spec, rng: Rng, w: World, ctx: { target?: string }): u
       return w.user;
     case 'loginToken':
       return rng.pick([rng.ascii(rng.int(1, 100)), `pdk_${rng.ascii(32)}`]);
+    case 'title':
+      return rng.pick(['', 'build: staging', `h title ${rng.int(0, 1e6)}`, 'ü☃ 名前 '.repeat(3), 'x'.repeat(120), rng.unicode(rng.int(1, 40)).replace(/[\u0000-\u001f\u007f-\u009f]/g, 'x').slice(0, 60)]);
+    case 'dormantAgent':
+      return rng.pick(['dormant', `dormant-${rng.int(0, 20)}`, 'nobody.here_1']);
     case 'bashTarget':
       return ctx.target ?? '';
     case 'bashNewId':
@@ -595,13 +626,13 @@ function validValue(spec: Spec, rng: Rng, w: World, ctx: { target?: string }): u
 function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
   const spec = f.spec;
   const generic: Mutation[] = [
-    { value: MISSING, invalid: f.required ? true : false, label: 'missing' },
+    ...(f.keep ? [] : [{ value: MISSING, invalid: f.required ? true : false, label: 'missing' }]),
     { value: null, invalid: f.nullable ? false : true, label: 'null' },
     { value: [], invalid: spec.t !== 'rules', label: 'empty array' },
     { value: {}, invalid: spec.t === 'env' ? false : true, label: 'empty object' },
     { value: { $gt: '' }, invalid: true, label: 'operator object' },
   ];
-  const isString = ['newId', 'targetId', 'dir', 'execdDir', 'cmd', 'execdCmd', 'input', 'enum', 'signal', 'tokenName', 'user', 'loginToken', 'bashTarget', 'bashNewId', 'bashSignal', 'commandId', 'snapshot', 'remoteName', 'remoteUrl', 'remoteToken', 'pem', 'policyDefault', 'note'].includes(spec.t);
+  const isString = ['newId', 'targetId', 'dir', 'execdDir', 'cmd', 'execdCmd', 'input', 'enum', 'signal', 'tokenName', 'user', 'loginToken', 'bashTarget', 'bashNewId', 'bashSignal', 'commandId', 'snapshot', 'remoteName', 'remoteUrl', 'remoteToken', 'pem', 'policyDefault', 'note', 'title', 'dormantAgent'].includes(spec.t);
   const isNumber = ['dim', 'int', 'secs', 'waitSecs', 'offset', 'count'].includes(spec.t);
   if (isString) generic.push({ value: rng.pick([0, -1, 1.5, 1e308]), invalid: true, label: 'number for a string' }, { value: true, invalid: true, label: 'boolean for a string' });
   if (isNumber) generic.push({ value: rng.pick(['1', 'abc', '', '1e3', 'NaN', 'Infinity']), invalid: true, label: 'string for a number' }, { value: false, invalid: true, label: 'boolean for a number' });
@@ -721,6 +752,22 @@ function mutateValue(f: Field, rng: Rng, w: World, who: Who): Mutation {
       break;
     case 'loginToken':
       specific.push({ value: '', invalid: true, label: 'empty token' }, { value: 't'.repeat(513), invalid: true, label: 'token over 512' });
+      break;
+    case 'title':
+      specific.push(
+        { value: rng.pick(['two\nlines', 'esc\x1b]0;owned\x07', 'tab\there', 'nul\0', 'c1\u009b31m', 'bell\x07']), invalid: true, label: 'control character in a title' },
+        { value: 'x'.repeat(121), invalid: true, label: 'title over 120 characters' },
+        { value: huge(rng, lim).replace(/\0/g, 'x'), invalid: true, label: 'huge title' },
+        { value: '   ', invalid: false, label: 'blank title (clears it)' },
+      );
+      break;
+    case 'dormantAgent':
+      specific.push(
+        { value: 'admin', invalid: true, label: "the person's own name" },
+        { value: '', invalid: true, label: 'empty agent' },
+        { value: rng.pick(['../etc', 'a b', '-x', 'x'.repeat(65), 'é']), invalid: true, label: 'not an agent name' },
+        { value: huge(rng, lim), invalid: true, label: 'huge agent' },
+      );
       break;
     case 'bashTarget':
     case 'bashNewId':
@@ -960,7 +1007,7 @@ function buildBody(route: Route, rng: Rng, w: World, target: { id: string } | nu
   const base: Record<string, unknown> = {};
   for (const f of fields) {
     if ((f.spec.t === 'targetId' || f.spec.t === 'bashTarget') && target) base[f.name] = target.id;
-    else if (f.required || rng.chance(0.35)) {
+    else if (f.required || f.keep || rng.chance(0.35)) {
       const v = validValue(f.spec, rng, w, { target: target?.id });
       if (v !== null || f.nullable) base[f.name] = v;
     }
@@ -1004,6 +1051,8 @@ function buildBody(route: Route, rng: Rng, w: World, target: { id: string } | nu
         [1, 'badutf8'],
       ]);
   const required = fields.filter((f) => f.required).map((f) => f.name);
+  // A kept field must be in every body that reaches the route (see Field.keep): no empty bodies.
+  const keeps = fields.some((f) => f.keep);
   // A route without fields never reads its body, so only the parser can refuse it, and only for methods
   // whose body Fastify parses; GET and DELETE bodies are left to the route (uncertain).
   const parsed = route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT';
@@ -1068,6 +1117,7 @@ function buildBody(route: Route, rng: Rng, w: World, target: { id: string } | nu
       return { body: Buffer.concat([Buffer.from('{"a":1,'), bad, Buffer.from('}')]), contentType: ct(), invalid: [], uncertain: uncertainIfBodyless, broken: uncertainIfBodyless ? undefined : 'json', note: 'invalid UTF-8 outside strings' };
     }
     case 'empty': {
+      if (keeps) return { body: json(base), contentType: 'application/json', invalid: [], uncertain: false, note: 'valid (an empty body would act on every agent)' };
       const body = rng.pick([undefined, Buffer.from(''), Buffer.from('   \r\n\t'), Buffer.from('null')]);
       return { body, contentType: body ? ct() : undefined, invalid: required, uncertain: false, note: `empty body (${JSON.stringify(body?.toString())})` };
     }

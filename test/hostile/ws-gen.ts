@@ -2,7 +2,7 @@ import type { Rng } from './prng';
 import { foreignHosts, foreignOrigins, HOSTILE_SEGMENTS, type World } from './http-gen';
 
 /**
- * Hostile WebSocket traffic: frames for each protocol (AIO json/binary, execd, viewer, events), each
+ * Hostile WebSocket traffic: frames for each protocol (AIO json/binary, execd, viewer, events, deck), each
  * labelled with what the protocol promises for it (docs/API.md), and upgrade requests with every kind of
  * wrong credential, id, query, header or handshake.
  *
@@ -14,7 +14,7 @@ import { foreignHosts, foreignOrigins, HOSTILE_SEGMENTS, type World } from './ht
  * SAFETY: frames that can end up typed (`silent` ones carrying raw bytes) are only ever sent to sink
  * sessions (`cat >/dev/null` in raw mode); sockets on interactive shells get `onlyRejected` frames.
  */
-export type Protocol = 'aio' | 'execd' | 'viewer' | 'events';
+export type Protocol = 'aio' | 'execd' | 'viewer' | 'events' | 'deck';
 
 export interface FrameCase {
   data: string | Buffer;
@@ -199,6 +199,32 @@ export function eventsFrame(rng: Rng, opts: { frameLimit: number }): FrameCase {
   ])();
 }
 
+/** The deck socket (person only) takes one frame, `{"type":"glances","ids":[...]}`; anything else gets an error frame. */
+export function deckFrame(rng: Rng, opts: { frameLimit: number; ids: string[] }): FrameCase {
+  return rng.weighted<() => FrameCase>([
+    [5, () => ({ data: rng.bytes(rng.int(0, 300)), binary: true, expect: 'error', note: 'binary frame (the deck takes JSON only)' })],
+    [6, () => ({ data: garbageText(rng), binary: false, expect: 'error', note: 'text that is not a JSON object' })],
+    [
+      6,
+      () => {
+        const ids = rng.pick<unknown>([undefined, null, 'x', 5, {}, [5], [''], ['x'.repeat(129)], [null], Array.from({ length: 1001 }, (_, i) => `s${i}`)]);
+        return { data: j({ type: 'glances', ...(ids === undefined ? {} : { ids }) }), binary: false, expect: 'error', note: `glances with ids ${j(ids)?.slice(0, 60)}` };
+      },
+    ],
+    [4, () => ({ data: j({ type: rng.pick<unknown>(['glance', 'pause', '', 5, null, 'GLANCES', 'input']), ids: [] }), binary: false, expect: 'error', note: 'unknown deck frame type' })],
+    [
+      5,
+      () => {
+        // Real ids, ids of no session, hostile ids: glances of whatever the person may see, nothing else.
+        const ids = Array.from({ length: rng.int(0, 5) }, () => rng.pick([...opts.ids, `nope-${rng.int(0, 1e6)}`, '../../etc', '%00', rng.unicode(10)]).slice(0, 128) || 'x');
+        return { data: j({ type: 'glances', ids }), binary: false, expect: 'silent', note: `glances of ${ids.length} ids` };
+      },
+    ],
+    [2, () => oversize(opts.frameLimit, rng)],
+    [2, () => badUtf8(rng)],
+  ])();
+}
+
 // ---------------------------------------------------------------- upgrades
 
 export interface UpgradeCase {
@@ -223,7 +249,7 @@ export interface UpgradeCase {
  * The server routes an upgrade on the WHATWG-normalized path (`/pty/%2e%2e/ws` is `/ws`), matching these
  * patterns; an unknown one is 404 before the credential is looked at.
  */
-const WS_ROUTES = [/^\/v2\/pty\/sessions\/[^/]+\/ws$/, /^\/v2\/pty\/ws$/, /^\/v1\/shell\/ws$/, /^\/pty\/[^/]+\/ws$/, /^\/api\/events$/, /^\/api\/sessions\/[^/]+\/view$/, /^\/api\/approvals\/events$/];
+const WS_ROUTES = [/^\/v2\/pty\/sessions\/[^/]+\/ws$/, /^\/v2\/pty\/ws$/, /^\/v1\/shell\/ws$/, /^\/pty\/[^/]+\/ws$/, /^\/api\/events$/, /^\/api\/sessions\/[^/]+\/view$/, /^\/api\/approvals\/events$/, /^\/api\/deck$/];
 export const normalizedPath = (target: string): string => new URL(target, 'http://x').pathname;
 export const wsRouteKnown = (target: string): boolean => WS_ROUTES.some((re) => re.test(normalizedPath(target)));
 
@@ -353,6 +379,14 @@ export function generateUpgradeCase(index: number, root: Rng, w: UpgradeWorld): 
         // Person only: an agent gets 403; nothing about a session is at stake.
         foreignSession = false;
         return '/api/approvals/events';
+      },
+    ],
+    [
+      2,
+      () => {
+        // The deck socket: the person's only (an agent gets 403); no session in its path.
+        foreignSession = false;
+        return '/api/deck';
       },
     ],
     [

@@ -7,7 +7,7 @@ import { actorOf, type Principal } from './auth';
 import { checkedDir, checkInputSize } from './aio-common';
 import { ApiError } from './errors';
 import type { ApiContext } from './server';
-import { dimension, envMap, path, sessionId } from './validate';
+import { dimension, envMap, path, sessionId, title } from './validate';
 
 /**
  * The agent contract of seeds 001/002 as plain operations: open, send, exec, read, signal, close, list.
@@ -20,7 +20,9 @@ export const OpenArgs = z.object({
   cols: dimension(SessionConstants.MaxCols).nullable().optional(),
   rows: dimension(SessionConstants.MaxRows).nullable().optional(),
   env: envMap.nullable().optional(),
+  title: title.nullable().optional(),
 });
+export const RenameArgs = z.object({ title: title.nullable() });
 export const SendArgs = z.object({
   text: z.string(),
   submit: z.boolean().optional(),
@@ -70,10 +72,18 @@ export class AgentOps {
       cols: args.cols,
       rows: args.rows,
       env: args.env,
+      title: args.title,
       // A person's own terminal from the viewer: their rc file (the floor follows the credential).
       loadUserRc: person,
     });
     return { session, created };
+  }
+
+  /** Names a session: its owning agent or the person (another agent gets 404, as for any call). */
+  rename(id: string, args: z.infer<typeof RenameArgs>) {
+    const s = this.session(id);
+    s.rename(args.title, this.actor);
+    return s.summary();
   }
 
   async send(id: string, args: z.infer<typeof SendArgs>) {

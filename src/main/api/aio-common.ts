@@ -99,6 +99,9 @@ export function sessionInfo(s: Session) {
     floor: s.floor.mode,
     no_change_timeout: s.noChangeTimeoutSecs,
     attached_clients: s.attachedClients,
+    // ptydeck's extensions: what to call it, and why the floor is what it is.
+    title: s.title.title,
+    floor_reason: s.floorReason,
   };
 }
 

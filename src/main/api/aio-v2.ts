@@ -6,7 +6,7 @@ import { checkInputSize, checkedDir, commandResult, envelope, failure, screenOf,
 import { actorOf } from './auth';
 import { ApiError } from './errors';
 import type { ApiContext, Door } from './server';
-import { bodyObject, dimension, envMap, optSeconds, parse, path, sessionId } from './validate';
+import { bodyObject, dimension, envMap, optSeconds, parse, path, sessionId, title } from './validate';
 
 /**
  * AIO Sandbox v2 terminals (`/v2/pty/*`), as seed 003 and aiod's route list give them.
@@ -21,6 +21,8 @@ const CreateBody = z.object({
   user: z.string().max(256).nullable().optional(),
   retention: z.enum(['persistent', 'expiring']).nullable().optional(),
   no_change_timeout: z.number().int().min(0).max(7 * 24 * 3600).nullable().optional(),
+  // ptydeck's extension: what the viewer calls this terminal.
+  title: title.nullable().optional(),
 });
 
 const PatchBody = z.object({
@@ -71,6 +73,7 @@ export const aioV2Door: Door = {
         env: body.env,
         retention: body.retention ?? undefined,
         noChangeTimeoutSecs: body.no_change_timeout,
+        title: body.title,
       });
       return envelope({ ...sessionInfo(s), created }, created ? 'Session created' : 'Session already exists');
     });

@@ -3,7 +3,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Principal } from './auth';
-import { AgentOps, ExecArgs, OpenArgs, ReadArgs, SendArgs, SignalArgs } from './agent-ops';
+import { AgentOps, ExecArgs, OpenArgs, ReadArgs, RenameArgs, SendArgs, SignalArgs } from './agent-ops';
 import { renderError, toApiError } from './errors';
 import type { ApiContext, Door } from './server';
 
@@ -55,6 +55,7 @@ export function buildMcpServer(ctx: ApiContext, principal: Principal): McpServer
         cwd: OpenArgs.shape.cwd.describe('Absolute directory to start in (default: the home directory).'),
         cols: OpenArgs.shape.cols.describe('Terminal width in columns (default 80).'),
         rows: OpenArgs.shape.rows.describe('Terminal height in rows (default 24).'),
+        title: OpenArgs.shape.title.describe('What the person watching should call this terminal, e.g. "deploy: staging" (one line, at most 120 characters). Without one, the program\'s window title or the running command is shown.'),
       },
     },
     (args) =>
@@ -63,6 +64,16 @@ export function buildMcpServer(ctx: ApiContext, principal: Principal): McpServer
         const screen = await session.screen.viewportSince(null, 16 * 1024);
         return { session_id: session.id, status: session.summary().shellState, cwd: session.currentDir(), screen: screen.text };
       }),
+  );
+
+  server.registerTool(
+    'terminal_rename',
+    {
+      title: 'Rename a terminal',
+      description: 'Set the title the person sees on this terminal\'s tab (one line, at most 120 characters; "" clears it). Useful when the terminal\'s job changes.',
+      inputSchema: { session_id: SESSION_ID, title: RenameArgs.shape.title.describe('The new title, or "" to clear it.') },
+    },
+    ({ session_id, title }) => tool(() => ops.rename(session_id, { title })),
   );
 
   server.registerTool(

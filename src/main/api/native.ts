@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Session } from '../terminal/session';
-import { AgentOps, ExecArgs, OpenArgs, ReadArgs, SendArgs, SignalArgs } from './agent-ops';
+import { AgentOps, ExecArgs, OpenArgs, ReadArgs, RenameArgs, SendArgs, SignalArgs } from './agent-ops';
 import { actorOf } from './auth';
 import { ApiError } from './errors';
 import type { ApiContext, Door } from './server';
@@ -48,6 +48,7 @@ export const nativeDoor: Door = {
       return { created, session: s.summary() };
     });
     app.get('/api/sessions/:id', async (req) => session(req).summary());
+    app.patch('/api/sessions/:id', async (req) => ops(req).rename(id(req), body(RenameArgs, req)));
     app.delete('/api/sessions/:id', async (req) => ops(req).close(id(req)));
 
     app.post('/api/sessions/:id/send', async (req) => ops(req).send(id(req), body(SendArgs, req)));

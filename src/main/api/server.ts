@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerConfig } from '../config';
 import type { CreateRequest, SessionManager } from '../terminal/manager';
+import type { PersonPresence } from '../presence';
 import { RateLimiter } from './rate-limit';
 import type { Session } from '../terminal/session';
 import { type Principal, type TokenStore } from './auth';
@@ -40,6 +41,8 @@ export interface ApiContext {
   config: ServerConfig;
   sockets: SocketRegistry;
   guard: GuardConfig;
+  /** The person's open viewer connections (the viewer's sockets enter it; the deck's floor lease reads it). */
+  presence: PersonPresence;
   /** http://host:port once listening. */
   baseUrl(): string;
   /** The session if `principal` may see it; another agent's session is reported missing, never forbidden. */
@@ -119,7 +122,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(opts: { manager: SessionManager; tokens: TokenStore; logins: ViewerLogins; config: ServerConfig; doors: Door[] }): Promise<RunningServer> {
+export async function startServer(opts: { manager: SessionManager; tokens: TokenStore; logins: ViewerLogins; config: ServerConfig; doors: Door[]; presence: PersonPresence }): Promise<RunningServer> {
   const { manager, tokens, logins, config } = opts;
   let port = config.port;
   const guard: GuardConfig = { port: () => port, bindHost: config.host, allowedHosts: config.allowedHosts, tls: config.tls !== null };
@@ -134,6 +137,7 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
     config,
     sockets,
     guard,
+    presence: opts.presence,
     baseUrl: () => `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     canSee,
     elsewhere: opts.doors.find((d) => d.elsewhere)?.elsewhere ?? null,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { titleProblem } from '../terminal/title';
 import { ApiError, type Dialect } from './errors';
 
 /**
@@ -38,6 +39,11 @@ export const envMap = z
 /** Text that goes to a terminal: any string, but no NUL bytes in paths. */
 export const path = z.string().min(1).max(4096).refine((v) => !v.includes('\0'), 'must not contain NUL');
 export const sessionId = z.string().min(1).max(128);
+/** A session title: one line of text; an empty string (or null) clears it. */
+export const title = z.string().superRefine((v, ctx) => {
+  const problem = titleProblem(v);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** An empty or missing JSON body is `{}`; anything that is not an object is refused with a clear message. */
 export function bodyObject(body: unknown, dialect: Dialect): Record<string, unknown> {

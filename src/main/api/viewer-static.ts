@@ -113,7 +113,11 @@ export function viewerStaticDoor(viewerDir: string | null): Door {
 
       app.post('/api/login', { bodyLimit: LoginBodyBytes }, async (req, reply) => {
         const body = parse(LoginBody, bodyObject(req.body, 'native'), 'native');
-        const ok = body.code !== undefined ? ctx.logins.redeemCode(body.code) : ctx.tokens.authenticate(body.token)?.kind === 'admin';
+        const who = body.token !== undefined ? ctx.tokens.authenticate(body.token) : null;
+        if (who?.kind === 'agent') {
+          throw new ApiError(401, `That is the token of the agent ${who.name}: agents use it on the API. The viewer needs the person's admin token (runtime.json, or \`ptydeck url\`)`, 'UNAUTHORIZED');
+        }
+        const ok = body.code !== undefined ? ctx.logins.redeemCode(body.code) : who?.kind === 'admin';
         if (!ok) {
           throw new ApiError(
             401,

@@ -54,6 +54,7 @@ export const viewerWsDoor: Door = {
         handle: async (up) => {
           const ws = await up.accept();
           keepalive(ws);
+          if (up.principal.kind === 'admin') ws.once('close', ctx.presence.enter());
           serveEvents(ctx, ws, up.principal);
         },
       },
@@ -67,6 +68,7 @@ export const viewerWsDoor: Door = {
           const session = ctx.sessionFor(up.principal, up.params.id, 'native');
           const ws = await up.accept();
           keepalive(ws);
+          ws.once('close', ctx.presence.enter());
           await serveView(session, ws, since);
         },
       },
@@ -226,7 +228,7 @@ async function serveView(session: Session, ws: WebSocket, since: number | null):
         resync('the output this viewer had not shown yet was dropped from the log');
         return false;
       },
-    });
+    }, { viewer: true });
     cursor = attached.cursor;
     detach = attached.detach;
     cursor.pump();

@@ -80,9 +80,9 @@ export function jsonObject(text: string): Record<string, unknown> | null {
  * closes. The cursor is created, and its offset taken, in the caller's synchronous step: see the
  * replay invariant in each door.
  */
-export function attachCursor(session: Session, ws: WebSocket, opts: Omit<LogCursorOptions, 'log'>): { cursor: LogCursor; detach: () => void } {
+export function attachCursor(session: Session, ws: WebSocket, opts: Omit<LogCursorOptions, 'log'>, as: { viewer?: boolean } = {}): { cursor: LogCursor; detach: () => void } {
   const cursor = new LogCursor({ ...opts, log: session.log });
-  const release = session.attach(cursor);
+  const release = session.attach(cursor, as);
   const detach = (): void => {
     cursor.stop();
     release();

@@ -193,7 +193,9 @@ export class PtydeckRemote implements RemoteClient {
   }
 
   private toDeck(s: SessionSummary): SessionSummary {
-    return { ...s, id: deckId(this.name, s.id), host: this.name, remote: { kind: 'ptydeck', id: s.id, floorControl: true } };
+    // A remote of an older version lists no deck fields (titles, refusals, leases): the viewer reads them all.
+    const deck = { title: null, titleSource: null, floorReason: null, floorLeaseExpiresAt: null, refusals: 0, refusedBy: [], prompt: null, viewers: 0 };
+    return { ...deck, ...s, id: deckId(this.name, s.id), host: this.name, remote: { kind: 'ptydeck', id: s.id, floorControl: true } };
   }
 
   /** /api/sessions/{host/id}/rest → the remote's /api/sessions/{id}/rest, with the remote's token. */

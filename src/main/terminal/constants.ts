@@ -47,6 +47,10 @@ export const ScreenConstants = {
    */
   RebuildAboveBytes: 4 * 1024 * 1024,
   RebuildTailBytes: 1024 * 1024,
+  /** A prompt line is looked for this many lines above the cursor (a question, a blank line, then the cursor). */
+  PromptLookBackLines: 3,
+  /** A prompt line longer than this is cut (its end kept): a listing shows one line. */
+  PromptMaxChars: 200,
   /**
    * Bytes per step when the screen catches up on its own (after output went quiet): small enough that
    * one step blocks the event loop well under a millisecond or two (the parser does ~50 MiB/s), so an
@@ -148,6 +152,21 @@ export const WaitMonitorConstants = {
   IntervalMs: 400,
   /** Output must have been quiet this long first, so a program between two prints is not "waiting". */
   SettleMs: 250,
+  /**
+   * A verdict (waiting or not) must hold this long before a listing changes: without it, a program that
+   * reads and prints in turns flips the tab (and notifies) every few seconds.
+   */
+  HoldMs: 1000,
+  /**
+   * A wait with a timeout (top, htop, watch-like screens poll with one) counts as a question only after
+   * this long without a redraw: longer than the usual refresh (top 3 s, htop 1.5 s, watch 2 s).
+   */
+  TimedWaitHoldMs: 5000,
+  /**
+   * A program that printed on its own while it was reading the terminal (no one typed) redraws by
+   * itself: it is running interactively, not asking. That holds this long after its last such redraw.
+   */
+  SelfRedrawMemoryMs: 60_000,
 } as const;
 
 export const HostConstants = {

@@ -20,6 +20,8 @@ export interface SavedSession {
   floor: FloorMode;
   nonce: string;
   envTag: string;
+  /** The title set through the API (a program's window title is not kept: the program says it again). */
+  title?: string | null;
   /** Its shell asks before running a line (line-gate-hook.ts), so an adopting server listens for it. */
   gateHook?: boolean;
   /** Runs one command instead of an interactive shell (execd's `command`): no markers to follow. */

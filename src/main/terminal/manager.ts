@@ -19,7 +19,7 @@ import { InvalidRequestError } from './errors';
 import { NativeSessionRecords } from './orphans';
 import { existingDirectory } from './paths';
 import { detectProcessTracker, environmentTracker, type ProcessTracker } from './process-tracking';
-import { anyTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
+import { WaitMonitor } from './wait-monitor';
 import { SYSTEM, type Actor } from './actor';
 import type { FloorMode } from './floor';
 import { Session, type HostFactory, type SessionBackends, type SessionSpec } from './session';
@@ -27,6 +27,7 @@ import type { LineGate } from './line-gate';
 import type { GateHost } from './line-gate-link';
 import { LineGateServer } from './line-gate-server';
 import type { TeardownReport } from './teardown';
+import { cleanWindowTitle } from './title';
 
 export interface ManagerConfig {
   /** AIO_SHELL_MAX_SESSIONS: every session, whoever owns it. */
@@ -91,6 +92,8 @@ export interface CreateRequest {
   noChangeTimeoutSecs?: number | null;
   retention?: 'persistent' | 'expiring';
   loadUserRc?: boolean;
+  /** What to call it (validated by the door: api/validate.ts `title`). */
+  title?: string | null;
   /**
    * Created on purpose (AIO's create routes, /pty, /api, MCP) rather than on the side (an exec without
    * an id, an anonymous socket): only such a session may outlive ptydeck (host or tmux), as in AIO.
@@ -148,10 +151,12 @@ export class SessionManager {
   /** What a crashed predecessor's in-process sessions left, and ours while they run (orphans.ts). */
   private readonly nativeRecords: NativeSessionRecords | null;
   private readonly saveTimers = new Map<'host' | 'tmux', NodeJS.Timeout>();
+  private recordsFinal = false;
   readonly memory: MemoryBudget;
   private readonly reaper: NodeJS.Timeout;
   private readonly waitMonitor: NodeJS.Timeout;
-  private readonly waitSeenAt = new WeakMap<Session, number>();
+  /** Keeps `waitingForInput` and the prompt line current (wait-monitor.ts). */
+  private readonly waits = new WaitMonitor();
   private gateHost: GateHost | undefined;
 
   constructor(config: Partial<ManagerConfig> = {}, backends?: { pty: Backend; pipe?: Backend }) {
@@ -173,7 +178,7 @@ export class SessionManager {
     }
     this.reaper = setInterval(() => void this.reapIdle(), Math.min(SessionConstants.ReaperIntervalMs, this.config.idleTimeoutSecs * 1000));
     this.reaper.unref();
-    this.waitMonitor = setInterval(() => this.checkWaiting(), WaitMonitorConstants.IntervalMs);
+    this.waitMonitor = setInterval(() => this.waits.tick(this.sessions.values()), WaitMonitorConstants.IntervalMs);
     this.waitMonitor.unref();
   }
 
@@ -261,6 +266,7 @@ export class SessionManager {
       teardownGraceMs: this.config.teardownGraceMs,
       // A process host (the bash API's) runs in this process on pipes: never in the PTY host or tmux.
       backend: req.host ? 'native' : this.chooseBackend(req),
+      title: req.title,
     };
     if (spec.backend === 'host') spec.backend = await this.connectHost();
     const session = new Session(spec, this.backends, this.memory, this.gateHost, this.tracker);
@@ -328,7 +334,9 @@ export class SessionManager {
 
   /** Records of a durable backend's sessions go to it at most every DurableSaveMs (they change with every command). */
   private scheduleSave(kind: 'host' | 'tmux'): void {
-    if (this.saveTimers.has(kind)) return;
+    // After a shutdown's last save the records stand: a late change (a session let go, a feature
+    // still winding down) must not overwrite them with a list that no longer holds the survivors.
+    if (this.recordsFinal || this.saveTimers.has(kind)) return;
     const timer = setTimeout(() => {
       this.saveTimers.delete(kind);
       this.saveNow(kind);
@@ -431,6 +439,8 @@ export class SessionManager {
       identity: { nonce: saved.nonce, envTag: saved.envTag, gateHook: saved.gateHook === true, cgroup: saved.cgroup ?? null },
       createdAt: saved.createdAt,
       restored: true,
+      // The record is ours, but a title from it is cleaned like any other before it is shown.
+      title: typeof saved.title === 'string' ? cleanWindowTitle(saved.title) : null,
     };
   }
 
@@ -452,6 +462,9 @@ export class SessionManager {
     for (const kind of ['host', 'tmux'] as const) this.saveNow(kind);
     // Those records are final: detaching below must not rewrite them without the sessions they keep.
     this.backends.durable.tmux?.dispose();
+    this.recordsFinal = true;
+    for (const t of this.saveTimers.values()) clearTimeout(t);
+    this.saveTimers.clear();
     await Promise.all(
       this.list().map(async (s) => {
         if (s.isDurable) {
@@ -501,31 +514,6 @@ export class SessionManager {
     for (const t of this.saveTimers.values()) clearTimeout(t);
     this.saveTimers.clear();
     for (const b of Object.values(this.backends.durable)) b?.dispose();
-  }
-
-  /**
-   * Keeps each session's `waitingForInput` current for the viewer: a running program (not the shell at
-   * its prompt) blocked reading the terminal, once its output has settled. Any wait counts here, old or
-   * new; the stricter rule for sends lives in send.ts.
-   */
-  private checkWaiting(): void {
-    for (const s of this.sessions.values()) {
-      if (!s.isAlive || s.mode !== 'pty' || s.shellState !== 'busy' || !kernelProbeAvailable) {
-        this.waitSeenAt.delete(s);
-        s.setWaitingForInput(false);
-        continue;
-      }
-      if (Date.now() - s.lastOutputAt < WaitMonitorConstants.SettleMs) continue;
-      if (!anyTerminalWait(probeForeground(s.pid!))) {
-        this.waitSeenAt.delete(s);
-        s.setWaitingForInput(false);
-        continue;
-      }
-      // Seen twice with no output between: a command that just ended leaves the shell reading at its
-      // prompt a moment before its end marker is read, and that is not a program waiting for input.
-      if (this.waitSeenAt.get(s) === s.log.end) s.setWaitingForInput(true);
-      else this.waitSeenAt.set(s, s.log.end);
-    }
   }
 
   /** A session may be closed to make room when nothing depends on it right now. */

@@ -40,3 +40,42 @@ test('notices terminal queries (cursor position, device attributes), not ordinar
   expect(scan(['\x1b[', 'c']).queries).toBe(1);
   expect(scan(['\x1b[31mred\x1b[0m\x1b[2J']).queries).toBe(0);
 });
+
+function titles(chunks: string[]): string[] {
+  const out: string[] = [];
+  const s = new MarkerScanner(nonce, () => undefined, () => undefined, (t) => out.push(t));
+  let offset = 0;
+  for (const c of chunks) {
+    const b = Buffer.from(c, 'utf8');
+    s.feed(b, offset);
+    offset += b.length;
+  }
+  return out;
+}
+
+test('finds window titles (OSC 0 and 2, ended by BEL or ESC \\), also when split across chunks', () => {
+  const text = `x\x1b]0;build: ünïcode\x07y\x1b]2;second\x1b\\z\x1b]633;D;0;${nonce}\x07`;
+  expect(titles([text])).toEqual(['build: ünïcode', 'second']);
+  const bytes = Buffer.from(text, 'utf8');
+  for (let cut = 1; cut < bytes.length; cut++) {
+    const out: string[] = [];
+    const s = new MarkerScanner(nonce, () => undefined, () => undefined, (t) => out.push(t));
+    s.feed(bytes.subarray(0, cut), 0);
+    s.feed(bytes.subarray(cut), cut);
+    expect(out, `cut at ${cut}`).toEqual(['build: ünïcode', 'second']);
+  }
+});
+
+test('ignores other OSCs, icon-only titles (OSC 1) and titles too long to show', () => {
+  expect(titles(['\x1b]1;icon\x07\x1b]8;;http://x\x07link\x1b]8;;\x07\x1b]11;?\x07'])).toEqual([]);
+  expect(titles([`\x1b]0;${'a'.repeat(5000)}\x07\x1b]0;short\x07`])).toEqual(['short']);
+});
+
+test('a title cut short by another escape sequence ends there, and that sequence is still seen', () => {
+  const markers: Marker[] = [];
+  const out: string[] = [];
+  const s = new MarkerScanner(nonce, (m) => markers.push(m), () => undefined, (t) => out.push(t));
+  s.feed(Buffer.from(`\x1b]0;half\x1b]633;B;${nonce}\x07`), 0);
+  expect(out).toEqual(['half']);
+  expect(markers.map((m) => m.kind)).toEqual(['B']);
+});

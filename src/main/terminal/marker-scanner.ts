@@ -1,9 +1,10 @@
 /**
- * A stage on the output path that watches raw PTY bytes for two things, without copying them:
- * our shell-integration markers (see shell-integration.ts), and terminal queries (cursor position,
- * device attributes) that some program is waiting to have answered.
+ * A stage on the output path that watches raw PTY bytes for three things, without copying them:
+ * our shell-integration markers (see shell-integration.ts), terminal queries (cursor position,
+ * device attributes) that some program is waiting to have answered, and window titles a program sets
+ * (OSC 0 and OSC 2, what a terminal shows in its title bar).
  *
- * It costs one native `indexOf(ESC)` per chunk of plain text. Sequences split across chunks are carried
+ * It costs one native `indexOf(ESC)` per chunk of plain text; the rest looks only at escape sequences. Sequences split across chunks are carried
  * over (a few bytes at most), so offsets reported are always absolute offsets in the output log.
  */
 export interface Marker {
@@ -20,7 +21,20 @@ const BEL = 0x07;
 /** A marker is `ESC ] 633 ; D ; 255 ; <24 hex> BEL`; anything longer is not ours. */
 const MaxMarkerBytes = 64;
 const MaxCsiBytes = 24;
+/** A window title longer than this (in bytes, terminator included) is ignored: no listing shows that much. */
+const MaxTitleBytes = 1024;
 const OSC_633 = Buffer.from('\x1b]633;', 'latin1');
+const OSC_TITLE = [Buffer.from('\x1b]0;', 'latin1'), Buffer.from('\x1b]2;', 'latin1')];
+const ST_FINAL = 0x5c; /* \ of ESC \ */
+
+type PrefixMatch = 'full' | 'partial' | 'no';
+
+/** Whether `buf` at `at` starts with `prefix`, or with as much of it as the buffer still holds. */
+function prefixAt(buf: Buffer, at: number, prefix: Buffer): PrefixMatch {
+  const head = Math.min(buf.length, at + prefix.length);
+  if (!prefix.subarray(0, head - at).equals(buf.subarray(at, head))) return 'no';
+  return head - at < prefix.length ? 'partial' : 'full';
+}
 
 export class MarkerScanner {
   private carry: Buffer = Buffer.alloc(0);
@@ -30,6 +44,8 @@ export class MarkerScanner {
     private readonly nonce: string,
     private readonly onMarker: (m: Marker) => void,
     private readonly onQuery: () => void,
+    /** A program set the window title (OSC 0 or 2); the text is as sent, not yet cleaned. */
+    private readonly onTitle: (title: string, offset: number) => void = () => undefined,
   ) {}
 
   feed(chunk: Buffer, offset: number): void {
@@ -47,20 +63,33 @@ export class MarkerScanner {
       const next = esc + 1 < buf.length ? buf[esc + 1] : -1;
       if (next === -1) return this.keep(buf, esc, base);
       if (next === 0x5d /* ] */) {
-        const head = Math.min(buf.length, esc + OSC_633.length);
-        if (!OSC_633.subarray(0, head - esc).equals(buf.subarray(esc, head))) {
-          pos = esc + 1;
+        const marker = prefixAt(buf, esc, OSC_633);
+        if (marker === 'partial') return this.keep(buf, esc, base);
+        if (marker === 'full') {
+          const bel = buf.indexOf(BEL, esc + OSC_633.length);
+          if (bel < 0 || bel - esc > MaxMarkerBytes) {
+            if (bel < 0 && buf.length - esc <= MaxMarkerBytes) return this.keep(buf, esc, base);
+            pos = esc + 1;
+            continue;
+          }
+          this.parseMarker(buf.toString('latin1', esc + OSC_633.length, bel), base + esc, base + bel + 1);
+          pos = bel + 1;
           continue;
         }
-        if (head - esc < OSC_633.length) return this.keep(buf, esc, base);
-        const bel = buf.indexOf(BEL, esc + OSC_633.length);
-        if (bel < 0 || bel - esc > MaxMarkerBytes) {
-          if (bel < 0 && buf.length - esc <= MaxMarkerBytes) return this.keep(buf, esc, base);
-          pos = esc + 1;
+        const title = titlePrefix(buf, esc);
+        if (title === 'partial') return this.keep(buf, esc, base);
+        if (title === 'full') {
+          const end = titleEnd(buf, esc + 4);
+          if (end === null) {
+            if (buf.length - esc <= MaxTitleBytes) return this.keep(buf, esc, base);
+            pos = esc + 1;
+            continue;
+          }
+          if (end.stop - esc <= MaxTitleBytes) this.onTitle(buf.toString('utf8', esc + 4, end.stop), base + esc);
+          pos = end.next;
           continue;
         }
-        this.parseMarker(buf.toString('latin1', esc + OSC_633.length, bel), base + esc, base + bel + 1);
-        pos = bel + 1;
+        pos = esc + 1;
         continue;
       }
       if (next === 0x5b /* [ */) {
@@ -94,6 +123,25 @@ export class MarkerScanner {
       this.onMarker({ kind, exitCode: null, start, end });
     }
   }
+}
+
+function titlePrefix(buf: Buffer, at: number): PrefixMatch {
+  const a = prefixAt(buf, at, OSC_TITLE[0]);
+  return a !== 'no' ? a : prefixAt(buf, at, OSC_TITLE[1]);
+}
+
+/** Where a title's text stops (BEL or ESC \) and where scanning goes on after the terminator; null when not in `buf`. */
+function titleEnd(buf: Buffer, from: number): { stop: number; next: number } | null {
+  for (let j = from; j < buf.length; j++) {
+    const c = buf[j];
+    if (c === BEL) return { stop: j, next: j + 1 };
+    if (c === ESC) {
+      if (j + 1 >= buf.length) return null;
+      // ESC \ ends the string; any other ESC cuts it short (a terminal abandons it there).
+      return { stop: j, next: buf[j + 1] === ST_FINAL ? j + 2 : j };
+    }
+  }
+  return null;
 }
 
 /** DSR (ESC[5n, ESC[6n, ESC[?6n), DA (ESC[c, ESC[0c, ESC[>c, ESC[=c) and window reports (ESC[14t, ESC[18t). */

@@ -24,6 +24,9 @@ const SYSCALLS: Record<string, { read: number[]; select: number[]; poll: number[
   arm64: { read: [63, 65, 67], select: [72], poll: [73], epoll: [22, 441] },
 };
 const table = SYSCALLS[process.arch];
+/** The syscalls among those whose timeout is a plain int rather than an address (x64 poll; epoll_pwait2 is the exception to epoll's int). */
+const POLL = process.arch === 'x64' ? 7 : -1;
+const EPOLL_PWAIT2 = 441;
 
 export const kernelProbeAvailable = hasProcfs && table !== undefined;
 
@@ -31,6 +34,11 @@ export interface ThreadState {
   key: string;
   voluntarySwitches: number;
   waitingOnTerminal: boolean;
+  /**
+   * The wait has a timeout (select/poll/epoll with one): the program wakes by itself, as `top` does to
+   * redraw. A plain read, or a wait without a timeout, lasts until someone types.
+   */
+  waitTimed: boolean;
 }
 
 export interface ForegroundState {
@@ -58,7 +66,8 @@ export function probeForeground(shellPid: number): ForegroundState | null {
     for (const tid of tids) {
       const sw = voluntarySwitches(pid, tid);
       if (sw === null) continue;
-      threads.push({ key: `${pid}/${tid}`, voluntarySwitches: sw, waitingOnTerminal: ttyFds.size > 0 && waitsOnTerminal(pid, tid, ttyFds) });
+      const wait = ttyFds.size > 0 ? terminalWait(pid, tid, ttyFds) : NOT_WAITING;
+      threads.push({ key: `${pid}/${tid}`, voluntarySwitches: sw, waitingOnTerminal: wait.waiting, waitTimed: wait.timed });
     }
   }
   return { pgid: shell.tpgid, shellPgid: shell.pgrp, threads };
@@ -137,49 +146,65 @@ function voluntarySwitches(pid: number, tid: string): number | null {
   }
 }
 
-function waitsOnTerminal(pid: number, tid: string, ttyFds: Set<number>): boolean {
+interface TerminalWait {
+  waiting: boolean;
+  timed: boolean;
+}
+
+const NOT_WAITING: TerminalWait = { waiting: false, timed: false };
+
+/** An int argument (poll's and epoll_wait's timeout) as the kernel reads it: the register's low 32 bits, signed. */
+const intArg = (v: bigint): number => Number(BigInt.asIntN(32, v));
+
+function terminalWait(pid: number, tid: string, ttyFds: Set<number>): TerminalWait {
   let fields: string[];
   try {
     fields = readFileSync(`/proc/${pid}/task/${tid}/syscall`, 'latin1').trim().split(' ');
   } catch {
-    return false;
+    return NOT_WAITING;
   }
   // "running", or "-1 sp pc" when not in a syscall.
   const nr = Number(fields[0]);
-  if (!Number.isInteger(nr) || nr < 0 || fields.length < 4) return false;
+  if (!Number.isInteger(nr) || nr < 0 || fields.length < 4) return NOT_WAITING;
   const arg = (i: number): bigint => BigInt(fields[1 + i]);
-  if (table.read.includes(nr)) return ttyFds.has(Number(arg(0)));
+  const found = (timed: boolean): TerminalWait => ({ waiting: true, timed });
+  if (table.read.includes(nr)) return ttyFds.has(Number(arg(0))) ? found(false) : NOT_WAITING;
   if (table.select.includes(nr)) {
     const nfds = Number(arg(0));
     const readfds = arg(1);
-    if (readfds === 0n || nfds <= 0) return false;
+    if (readfds === 0n || nfds <= 0) return NOT_WAITING;
     const words = readMemory(pid, readfds, Math.ceil(Math.min(nfds, 1024) / 64) * 8);
-    if (!words) return false;
-    for (const fd of ttyFds) if (fd < nfds && fd < words.length * 8 && (words[fd >> 3] & (1 << (fd & 7))) !== 0) return true;
-    return false;
+    if (!words) return NOT_WAITING;
+    for (const fd of ttyFds) {
+      // select and pselect6 both take the timeout's address as their fifth argument; NULL waits forever.
+      if (fd < nfds && fd < words.length * 8 && (words[fd >> 3] & (1 << (fd & 7))) !== 0) return found(arg(4) !== 0n);
+    }
+    return NOT_WAITING;
   }
   if (table.poll.includes(nr)) {
     const nfds = Math.min(Number(arg(1)), 4096);
     const mem = readMemory(pid, arg(0), nfds * 8);
-    if (!mem) return false;
+    if (!mem) return NOT_WAITING;
     for (let i = 0; i < nfds; i++) {
       const fd = mem.readInt32LE(i * 8);
       const events = mem.readInt16LE(i * 8 + 4);
-      if (ttyFds.has(fd) && (events & 0x0001) !== 0) return true; // POLLIN
+      // POLLIN. poll's third argument is a timeout in ms (negative: forever); ppoll's is an address (NULL: forever).
+      if (ttyFds.has(fd) && (events & 0x0001) !== 0) return found(nr === POLL ? intArg(arg(2)) >= 0 : arg(2) !== 0n);
     }
-    return false;
+    return NOT_WAITING;
   }
   if (table.epoll.includes(nr)) {
     try {
       const info = readFileSync(`/proc/${pid}/fdinfo/${Number(arg(0))}`, 'latin1');
       for (const m of info.matchAll(/^tfd:\s+(\d+)\s+events:\s+([0-9a-f]+)/gm)) {
-        if (ttyFds.has(Number(m[1])) && (parseInt(m[2], 16) & 0x0001) !== 0) return true;
+        // epoll_wait and epoll_pwait: a timeout in ms (negative: forever); epoll_pwait2: an address (NULL: forever).
+        if (ttyFds.has(Number(m[1])) && (parseInt(m[2], 16) & 0x0001) !== 0) return found(nr === EPOLL_PWAIT2 ? arg(3) !== 0n : intArg(arg(3)) >= 0);
       }
     } catch {
-      return false;
+      return NOT_WAITING;
     }
   }
-  return false;
+  return NOT_WAITING;
 }
 
 function readMemory(pid: number, address: bigint, length: number): Buffer | null {

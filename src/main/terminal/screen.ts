@@ -2,6 +2,7 @@ import * as headlessModule from '@xterm/headless';
 import * as serializeModule from '@xterm/addon-serialize';
 import type { Terminal as HeadlessTerminal } from '@xterm/headless';
 import type { SerializeAddon as SerializeAddonType } from '@xterm/addon-serialize';
+import type { GlanceRun } from '../../shared/types';
 import { QueryAnswerConstants, ScreenConstants } from './constants';
 import type { OutputLog } from './output-log';
 
@@ -291,6 +292,79 @@ export class ScreenMirror {
       truncated = true;
     }
     return { text, truncated, fullScreen };
+  }
+
+  /**
+   * The visible screen as styled runs, for a small rendering (the viewer's overview): each row is a list
+   * of runs of equally styled characters; trailing blanks are dropped. Colours are palette indexes or
+   * `#rrggbb`; defaults are left out, so a plain screen is mostly bare text.
+   */
+  async glance(): Promise<{ cols: number; rows: number; lines: GlanceRun[][]; cursor: { x: number; y: number } | null }> {
+    await this.catchUp();
+    const buf = this.term.buffer.active;
+    const cell = buf.getNullCell();
+    const colour = (palette: boolean, rgb: boolean, value: number): number | string | undefined =>
+      palette ? value : rgb ? '#' + value.toString(16).padStart(6, '0') : undefined;
+    const lines: GlanceRun[][] = [];
+    for (let y = 0; y < this.term.rows; y++) {
+      const line = buf.getLine(buf.viewportY + y);
+      const runs: GlanceRun[] = [];
+      let key = '';
+      let run: GlanceRun | null = null;
+      for (let x = 0; line && x < this.term.cols; x++) {
+        line.getCell(x, cell);
+        if (cell.getWidth() === 0) continue; // the second half of a wide character
+        const fg = colour(cell.isFgPalette(), cell.isFgRGB(), cell.getFgColor());
+        const bg = colour(cell.isBgPalette(), cell.isBgRGB(), cell.getBgColor());
+        const b = cell.isBold() ? 1 : 0;
+        const i = cell.isInverse() ? 1 : 0;
+        const d = cell.isDim() ? 1 : 0;
+        const k = `${fg}|${bg}|${b}${i}${d}`;
+        const ch = cell.getChars() || ' ';
+        if (run && k === key) run.t += ch;
+        else {
+          run = { t: ch, ...(fg !== undefined && { fg }), ...(bg !== undefined && { bg }), ...(b && { b: 1 }), ...(i && { i: 1 }), ...(d && { d: 1 }) } as GlanceRun;
+          key = k;
+          runs.push(run);
+        }
+      }
+      // Blank space at the end of a row with no background says nothing.
+      while (runs.length) {
+        const last = runs[runs.length - 1];
+        if (last.bg !== undefined || last.i) break;
+        last.t = last.t.trimEnd();
+        if (last.t) break;
+        runs.pop();
+      }
+      lines.push(runs);
+    }
+    const onScreen = buf.cursorY >= 0 && buf.cursorY < this.term.rows && buf.viewportY === buf.baseY;
+    return { cols: this.term.cols, rows: this.term.rows, lines, cursor: onScreen ? { x: buf.cursorX, y: buf.cursorY } : null };
+  }
+
+  /**
+   * The line a program waits on: the cursor's line (rows it wraps from joined), or, when that is empty
+   * (a program that printed its question and a newline), the nearest non-empty line above it. Cut to
+   * `maxChars`, keeping the end, where the question usually is.
+   */
+  async promptLine(maxChars: number): Promise<string | null> {
+    await this.catchUp();
+    const buf = this.term.buffer.active;
+    const lineText = (y: number): string => {
+      let text = buf.getLine(y)?.translateToString(true) ?? '';
+      for (let up = y; up > 0 && buf.getLine(up)?.isWrapped; up--) text = (buf.getLine(up - 1)?.translateToString(true) ?? '') + text;
+      return text;
+    };
+    const cursorY = buf.baseY + buf.cursorY;
+    for (let y = cursorY; y >= Math.max(0, cursorY - ScreenConstants.PromptLookBackLines); y--) {
+      if (y < cursorY && buf.getLine(y + 1)?.isWrapped) continue;
+      const text = lineText(y).trimEnd();
+      if (text.trim()) {
+        const chars = [...text.trimStart()];
+        return chars.length > maxChars ? '…' + chars.slice(chars.length - maxChars + 1).join('') : chars.join('');
+      }
+    }
+    return null;
   }
 
   dispose(): void {

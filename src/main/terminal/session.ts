@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BackendKind, SessionSummary, ShellState } from '../../shared/types';
+import type { BackendKind, SessionSummary, ShellState, TitleSource } from '../../shared/types';
 import type { AdoptableProcess, Backend, DurableBackend, ProcessExit, TerminalProcess } from './backends/backend';
 import type { SavedSession } from './durable-state';
 import { CommandConstants, InputConstants, ScreenConstants, SessionConstants, StreamConstants } from './constants';
@@ -20,6 +20,7 @@ import { runSend, SendActiveError, type SendOptions, type SendResult } from './s
 import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
 import { environmentTracker, type ProcessGroup, type ProcessTracker } from './process-tracking';
 import { killTreeSync, teardownTree, type TeardownReport } from './teardown';
+import { cleanWindowTitle, normalTitle } from './title';
 
 export interface SessionSpec {
   id: string;
@@ -48,6 +49,8 @@ export interface SessionSpec {
   createdAt?: string;
   /** Taken over from a terminal an earlier ptydeck started (PTY host or tmux). */
   restored?: boolean;
+  /** What to call it (validated by the door that took it: api/validate.ts `title`). */
+  title?: string | null;
 }
 
 /** Where a session's terminal can come from: in-process node-pty, pipes, and the durable backends. */
@@ -76,7 +79,10 @@ export interface SessionEvents extends Record<string, unknown> {
   command: { phase: 'started' | 'ended'; command: string; exitCode: number | null };
   /** The floor refused an agent's action. */
   refused: { action: TerminalAction; by: Actor };
-  floor: { mode: FloorMode; by: Actor };
+  /** `reason` when ptydeck or a bulk action changed it (a pause, a lease that ran out), for people and agents to read. */
+  floor: { mode: FloorMode; by: Actor; reason: string | null };
+  /** The title set through the API changed (null: cleared, the program's window title or command shows again). */
+  title: { title: string | null; by: Actor };
   resized: { cols: number; rows: number; by: Actor };
   signal: { signal: string; by: Actor; delivered: boolean; targetPgid: number | null };
   exit: ProcessExit;
@@ -129,6 +135,8 @@ export class Session {
   closed = false;
   /** The readiness monitor's view: the foreground program is blocked reading the terminal. */
   waitingForInput = false;
+  /** While waiting for input: the screen line the program waits on. */
+  prompt: string | null = null;
   /** How the shell was started: 'pty' (a terminal) or 'pipe' (execd pty=0). Null until it starts. */
   mode: 'pty' | 'pipe' | null = null;
   workingDir: string;
@@ -138,7 +146,16 @@ export class Session {
   private screenMirror: ScreenMirror | null = null;
   private scanner: MarkerScanner | null = null;
   private lastOutput = Date.now();
+  private lastInput = 0;
   private attachments = 0;
+  private viewerAttachments = 0;
+  private explicitTitle: string | null;
+  /** The program's window title and the log offset where it was set. */
+  private windowTitle: { text: string; offset: number } | null = null;
+  /** Where the shell last finished drawing its prompt (B marker): titles set after it belong to the command. */
+  private promptEnd = -1;
+  private floorWhy: string | null = null;
+  private floorLeaseExpiresAt: number | null = null;
   private scriptDir: string | null = null;
   private closing: Promise<TeardownReport> | null = null;
   private sending = false;
@@ -183,6 +200,7 @@ export class Session {
       this.checkThrottle();
     });
     this.floor = new Floor(spec.floor);
+    this.explicitTitle = normalTitle(spec.title);
     this.envTag = spec.identity?.envTag ?? `PTYDECK_SESSION=${spec.id}:${randomBytes(8).toString('hex')}`;
     this.shellKind = findShell(spec.shell).kind;
     const self = this;
@@ -247,6 +265,7 @@ export class Session {
       floor: this.floor.mode,
       nonce: identity.nonce,
       envTag: identity.envTag,
+      title: this.explicitTitle,
       ...(identity.gateHook ? { gateHook: true } : {}),
       ...(this.spec.command !== undefined ? { command: this.spec.command } : {}),
       ...(identity.cgroup ? { cgroup: identity.cgroup } : {}),
@@ -288,6 +307,25 @@ export class Session {
 
   get lastOutputAt(): number {
     return this.lastOutput;
+  }
+
+  /** Why the floor is what it is, when ptydeck or a bulk action set it (see setFloor). */
+  get floorReason(): string | null {
+    return this.floorWhy;
+  }
+
+  /** When anyone last wrote to the terminal (epoch ms; 0: never). */
+  get lastInputAt(): number {
+    return this.lastInput;
+  }
+
+  /** What to call this session, and where that came from (see SessionSummary.title). */
+  get title(): { title: string | null; source: TitleSource | null } {
+    if (this.explicitTitle) return { title: this.explicitTitle, source: 'set' };
+    if (this.windowTitle) return { title: this.windowTitle.text, source: 'window' };
+    const running = this.commands.current;
+    if (running && running.status === 'running' && running.command) return { title: cleanWindowTitle(running.command), source: 'command' };
+    return { title: null, source: null };
   }
 
   get shellState(): ShellState {
@@ -510,6 +548,7 @@ export class Session {
   private typeNow(data: string | Uint8Array, by: Actor, command?: string): void {
     if (!this.isAlive) return;
     const offset = this.log.end;
+    this.lastInput = Date.now();
     // Published just before the write: a subscriber sees the terminal as these bytes will find it (is
     // it echoing? the timeline keeps a password typed at a prompt that does not echo out of its records).
     this.events.emit('input', { data, by, offset, command });
@@ -583,9 +622,21 @@ export class Session {
     await this.proc?.drain?.();
   }
 
-  setWaitingForInput(waiting: boolean): void {
-    if (waiting === this.waitingForInput) return;
+  /** The wait monitor's verdict, with the line the program waits on (manager.ts, wait-monitor.ts). */
+  setWaitingForInput(waiting: boolean, prompt: string | null = null): void {
+    const p = waiting ? prompt : null;
+    if (waiting === this.waitingForInput && p === this.prompt) return;
     this.waitingForInput = waiting;
+    this.prompt = p;
+    this.changed();
+  }
+
+  /** Names the session (null or '' clears it). Not a floor matter: it changes no terminal, only its label. */
+  rename(title: string | null, by: Actor): void {
+    const t = normalTitle(title);
+    if (t === this.explicitTitle) return;
+    this.explicitTitle = t;
+    this.events.emit('title', { title: t, by });
     this.changed();
   }
 
@@ -606,9 +657,27 @@ export class Session {
     this.changed();
   }
 
-  setFloor(mode: FloorMode, by: Actor): void {
-    if (!this.floor.set(mode)) return;
-    this.events.emit('floor', { mode, by });
+  /** Changes the floor; `reason` says why when it was not the person's own choice on this tab. */
+  setFloor(mode: FloorMode, by: Actor, reason: string | null = null): void {
+    if (!this.floor.set(mode)) {
+      if (reason !== this.floorWhy && reason !== null) {
+        this.floorWhy = reason;
+        this.changed();
+      }
+      return;
+    }
+    this.floorWhy = reason;
+    // A lease only runs while the person holds the floor.
+    if (mode !== 'takeover') this.floorLeaseExpiresAt = null;
+    this.events.emit('floor', { mode, by, reason });
+    this.changed();
+  }
+
+  /** When the person's hold ends by itself, if no viewer of theirs comes back (the deck's floor lease); null: no lease running. */
+  setFloorLease(expiresAt: number | null): void {
+    const at = this.floor.mode === 'takeover' ? expiresAt : null;
+    if (at === this.floorLeaseExpiresAt) return;
+    this.floorLeaseExpiresAt = at;
     this.changed();
   }
 
@@ -616,9 +685,10 @@ export class Session {
     this.lastUsedAt = new Date();
   }
 
-  /** Registers an attached client (a socket); the returned function detaches it. */
-  attach(reader?: OutputReader): () => void {
+  /** Registers an attached client (a socket; `viewer` when it is the person's terminal tab); the returned function detaches it. */
+  attach(reader?: OutputReader, opts: { viewer?: boolean } = {}): () => void {
     this.attachments++;
+    if (opts.viewer) this.viewerAttachments++;
     if (reader) this.hub.attach(reader);
     this.touch();
     this.changed();
@@ -627,6 +697,7 @@ export class Session {
       if (done) return;
       done = true;
       this.attachments--;
+      if (opts.viewer) this.viewerAttachments--;
       if (reader) this.hub.detach(reader);
       this.touch();
       this.changed();
@@ -686,9 +757,12 @@ export class Session {
 
   summary(): SessionSummary {
     const cmd = this.commands.latest;
+    const title = this.title;
     return {
       id: this.id,
       owner: this.owner,
+      title: title.title,
+      titleSource: title.source,
       backend: this.backendKind,
       origin: this.spec.origin,
       createdAt: this.createdAt.toISOString(),
@@ -700,11 +774,15 @@ export class Session {
       exitCode: this.exit?.exitCode ?? null,
       floor: this.floor.mode,
       controller: this.floor.controller,
+      floorReason: this.floorWhy,
+      floorLeaseExpiresAt: this.floorLeaseExpiresAt === null ? null : new Date(this.floorLeaseExpiresAt).toISOString(),
       refusals: this.floor.refusals.count,
       refusedBy: Object.entries(this.floor.refusals.byAgent).map(([agent, r]) => ({ agent, count: r.count, actions: [...r.actions], last: r.last })),
       command: cmd ? cmd.info() : null,
       waitingForInput: this.waitingForInput,
+      prompt: this.prompt,
       attached: this.attachments,
+      viewers: this.viewerAttachments,
       durable: this.isDurable,
       restored: this.spec.restored === true,
     };
@@ -789,11 +867,30 @@ export class Session {
    * if need be), unless tmux is the terminal: then the screen only catches up and tmux answers.
    */
   private followShellIntegration(nonce: string): void {
-    this.scanner = new MarkerScanner(nonce, (m) => this.onMarker(m), () => this.screen.noteQuery());
+    this.scanner = new MarkerScanner(
+      nonce,
+      (m) => this.onMarker(m),
+      () => this.screen.noteQuery(),
+      (title, offset) => this.onWindowTitle(title, offset),
+    );
+  }
+
+  private onWindowTitle(raw: string, offset: number): void {
+    const text = cleanWindowTitle(raw);
+    if (text === (this.windowTitle?.text ?? null)) return;
+    this.windowTitle = text === null ? null : { text, offset };
+    if (!this.explicitTitle) this.changed();
   }
 
   private onMarker(m: Marker): void {
     if (m.kind === 'X') this.reportedExitCode = m.exitCode;
+    if (m.kind === 'B') this.promptEnd = m.end;
+    // A program's title (vim's, say) names it while it runs; once its command ends it would name
+    // nothing. A title the prompt itself sets (before B) stays.
+    if (m.kind === 'D' && this.windowTitle && this.windowTitle.offset > this.promptEnd) {
+      this.windowTitle = null;
+      if (!this.explicitTitle) this.changed();
+    }
     this.commands.onMarker(m);
     this.events.emit('marker', m);
   }

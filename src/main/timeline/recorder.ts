@@ -36,7 +36,7 @@ const TRANSLATE: { [K in keyof SessionEvents as string extends K ? never : K]?: 
   marker: (m, r) => r.markerEntry(m),
   command: (e, r) => r.hostCommandEntry(e),
   refused: (e) => ({ kind: 'refused', action: e.action, ...who(e.by) }),
-  floor: (e) => ({ kind: 'floor', mode: e.mode, ...who(e.by) }),
+  floor: (e) => ({ kind: 'floor', mode: e.mode, ...(e.reason ? { reason: e.reason } : {}), ...who(e.by) }),
   resized: (e) => ({ kind: 'resized', cols: e.cols, rows: e.rows, ...who(e.by) }),
   signal: (e) => ({ kind: 'signal', signal: e.signal, delivered: e.delivered, ...who(e.by) }),
   // The event carries the backend's word; tmux does not always know the status, and then the summary

@@ -29,6 +29,8 @@ export class ReconnectingSocket {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private attempt = 0;
   private stopped = false;
+  /** While false (the server is known to be down), no new connection is tried; see hold(). */
+  private allowed = true;
 
   constructor(
     private readonly url: () => string,
@@ -40,9 +42,26 @@ export class ReconnectingSocket {
     this.connect();
   }
 
+  /**
+   * Another socket already knows the server is down (the events socket, which backs off on its own):
+   * try nothing until it is back, then try at once. Keeps a terminal tab from knocking on a dead
+   * server beside the events socket.
+   */
+  hold(held: boolean): void {
+    if (this.allowed === !held) return;
+    this.allowed = !held;
+    if (held) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+      return;
+    }
+    this.attempt = 0;
+    this.retryNow();
+  }
+
   /** Skip the rest of the backoff (the person pressed "Retry now"). */
   retryNow(): void {
-    if (this.stopped || this.ws) return;
+    if (this.stopped || this.ws || !this.allowed) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.connect();
@@ -71,6 +90,7 @@ export class ReconnectingSocket {
   }
 
   private connect(): void {
+    if (!this.allowed) return;
     const ws = new WebSocket(this.url());
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
@@ -85,6 +105,7 @@ export class ReconnectingSocket {
       const base = Math.min(ReconnectPolicy.MaxDelayMs, ReconnectPolicy.MinDelayMs * 2 ** (this.attempt - 1));
       const delay = Math.round(base * (0.75 + Math.random() * 0.5));
       this.handlers.onDown?.({ attempt: this.attempt, retryAt: Date.now() + delay, code: ev.code });
+      if (!this.allowed) return;
       this.timer = setTimeout(() => {
         this.timer = null;
         this.connect();

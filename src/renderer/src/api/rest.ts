@@ -1,4 +1,4 @@
-import type { FloorMode, SessionSummary } from '../../../shared/types';
+import type { BulkResult, FloorMode, PauseState, SessionSummary } from '../../../shared/types';
 import { authHeaders, httpUrl, setViewerKey } from './connection';
 
 /** A refusal from the server (`{error: {code, message}}`), or status 0 when it could not be reached. */
@@ -13,8 +13,10 @@ export class ApiError extends Error {
   }
 }
 
+/** ptydeck's own `{error: {code, message}}`, or AIO's `{success: false, message}` (the answer box uses AIO's input route). */
 interface ErrorBody {
   error?: { code?: string; message?: string };
+  message?: string;
 }
 
 /** One call to the server's REST API with the viewer's credential; refusals become ApiError. */
@@ -37,8 +39,9 @@ export async function request<T>(method: string, path: string, body?: unknown): 
     // A proxy's HTML error page, say: fall through to the status line.
   }
   if (!res.ok) {
-    const err = (parsed as ErrorBody | null)?.error;
-    throw new ApiError(res.status, err?.code ?? `HTTP_${res.status}`, err?.message ?? `${res.status} ${res.statusText}`);
+    const body = parsed as ErrorBody | null;
+    const err = body?.error;
+    throw new ApiError(res.status, err?.code ?? `HTTP_${res.status}`, err?.message ?? body?.message ?? `${res.status} ${res.statusText}`);
   }
   return parsed as T;
 }
@@ -67,4 +70,13 @@ export const api = {
   takeover: (id: string) => request<SessionSummary>('POST', sessionPath(id, '/takeover')),
   release: (id: string) => request<SessionSummary>('POST', sessionPath(id, '/release')),
   interrupt: (id: string) => request<{ id: string; sent: string }>('POST', sessionPath(id, '/interrupt')),
+  rename: (id: string, title: string) => request<SessionSummary>('PATCH', sessionPath(id), { title }),
+  /** Types a line as the person (AIO's input route: the person's credential is never refused by the floor). */
+  answer: (id: string, text: string) => request<unknown>('POST', `/v2/pty/sessions/${encodeURIComponent(id)}/input`, { input: text, press_enter: true }),
+  pause: (agent: string | null) => request<BulkResult>('POST', '/api/pause', agent ? { agent } : {}),
+  resume: (agent: string | null) => request<BulkResult>('POST', '/api/resume', agent ? { agent } : {}),
+  interruptAgent: (agent: string | null) => request<BulkResult>('POST', '/api/interrupt', agent ? { agent } : {}),
+  pauseState: () => request<PauseState>('GET', '/api/pause'),
+  tokens: () => request<{ tokens: { name: string; createdAt: string }[] }>('GET', '/api/tokens'),
+  revokeToken: (name: string) => request<{ name: string; revoked: boolean }>('DELETE', `/api/tokens/${encodeURIComponent(name)}`),
 };

@@ -1,7 +1,7 @@
 import type { Approval, ApprovalsFrame, Policy } from '../../../shared/approvals';
 import { wsUrl } from '../api/connection';
 import { ReconnectingSocket } from '../api/reconnecting-socket';
-import { deliver } from '../sessions/attention';
+import { deliver } from '../notifications/deliver';
 
 /**
  * Commands that wait for the person, and the policy, as the approvals socket pushes them
@@ -38,8 +38,9 @@ export class ApprovalsStore {
     return () => this.arrivedListeners.delete(l);
   }
 
+  /** Opens the socket; once open, it reconnects by itself (a second call changes nothing). */
   start(): void {
-    this.socket?.stop();
+    if (this.socket) return;
     const socket = new ReconnectingSocket(() => wsUrl('/api/approvals/events'), {
       onOpen: () => {
         this.fresh = true;
@@ -66,6 +67,11 @@ export class ApprovalsStore {
     this.socket = null;
   }
 
+  /** The events socket says the server is down (or back): follow it rather than knocking alone. */
+  hold(held: boolean): void {
+    this.socket?.hold(held);
+  }
+
   /** A decision made here: drop the card at once rather than wait for the socket to say so. */
   settled(id: string): void {
     this.set({ approvals: this.state.approvals.filter((a) => a.id !== id) });
@@ -81,7 +87,7 @@ export class ApprovalsStore {
     this.seen = new Set(f.approvals.map((a) => a.id));
     this.set({ approvals: f.approvals, live: true });
     for (const a of news) {
-      deliver({ sessionId: a.session_id, title: `Approve? ${a.agent} wants to run a command`, body: `${a.command} — terminal ${a.session_id.slice(0, 8)}, in ${a.cwd}` });
+      deliver({ key: `approval:${a.id}`, sessionId: a.session_id, title: `Approve? ${a.agent} wants to run a command`, body: `${a.command} — terminal ${a.session_id.slice(0, 8)}, in ${a.cwd}` });
       for (const l of this.arrivedListeners) l(a);
     }
   }

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 
 import type { Approval, Policy } from '../../../shared/approvals';
 import type { SessionSummary } from '../../../shared/types';
 import { ApiError } from '../api/rest';
+import type { Link } from '../sessions/session-store';
 import type { CardActions } from './ApprovalCard';
 import { approvalsApi } from './approvals-api';
 import { ApprovalsStore, countBySession } from './approvals-store';
@@ -11,13 +12,7 @@ import { ApprovalsStore, countBySession } from './approvals-store';
  * tabs, the panel's open state (it opens by itself when a command starts waiting), the card actions,
  * and the policy editor's state.
  */
-export function useApprovals(opts: {
-  /** Whether the page is signed in: before, the server could only refuse the socket (an error on the way to the login form). */
-  signedIn: boolean;
-  onSession(s: SessionSummary): void;
-  openSession(id: string): void;
-  toast(message: string, kind?: 'error' | 'info'): void;
-}) {
+export function useApprovals(opts: { link: Link['state']; onSession(s: SessionSummary): void; openSession(id: string): void; toast(message: string, kind?: 'error' | 'info'): void }) {
   const store = useMemo(() => new ApprovalsStore(), []);
   const state = useSyncExternalStore(store.subscribe, store.getSnapshot);
   const [panelOpen, setPanelOpen] = useState(false);
@@ -28,13 +23,19 @@ export function useApprovals(opts: {
     const off = store.onArrived(() => setPanelOpen(true));
     return () => {
       off();
+      store.stop();
     };
   }, [store]);
+
+  // The socket opens once the page is signed in: before, the server could only refuse it, and the
+  // backoff after that refusal would connect it only after a command had started waiting (seen as the
+  // starting point, not news: no notification, no panel). It follows the events socket's view after.
+  const { link } = opts;
   useEffect(() => {
-    if (!opts.signedIn) return;
-    store.start();
-    return () => store.stop();
-  }, [store, opts.signedIn]);
+    if (link === 'live') store.start();
+    else if (link === 'login') store.stop();
+    store.hold(link === 'down');
+  }, [store, link]);
 
   const report = useCallback((what: string, err: unknown) => toast(`${what} failed: ${err instanceof ApiError ? err.message : String(err)}`, 'error'), [toast]);
   const decided = useCallback(

@@ -3,7 +3,8 @@ import { hasBridgeToken, wsUrl } from '../api/connection';
 import { ReconnectingSocket, type SocketDown } from '../api/reconnecting-socket';
 import { redeemLoginLink } from '../api/login-link';
 import { api } from '../api/rest';
-import { attentionFor, deliver } from './attention';
+import { deliver } from '../notifications/deliver';
+import { attentionFor } from '../notifications/transitions';
 
 /**
  * The session list, as the events socket pushes it. Nothing polls: `hello` replaces the whole list

@@ -1,6 +1,6 @@
 import { Terminal, type IDisposable } from '@xterm/xterm';
-import { FitAddon } from '@xterm/addon-fit';
 import { SearchAddon } from '@xterm/addon-search';
+import { SerializeAddon } from '@xterm/addon-serialize';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
 import type { FloorMode, ViewerClientFrame, ViewerServerFrame } from '../../../shared/types';
@@ -11,6 +11,8 @@ import { swallowTerminalQueries } from './query-guard';
 import { styleChannelFrame } from './pipe-channels';
 import { attachRenderer, type RendererKind } from './renderer-choice';
 import { shortcutOf, wouldType } from './shortcuts';
+import { keepScreen, lastScreen, ScreenCacheConstants } from './screen-cache';
+import { roomIn, scaleToFit, sizeForRoom } from './sizing';
 import { exposeForTests } from './test-hooks';
 import { terminalFont, terminalTheme } from './theme';
 
@@ -24,30 +26,42 @@ export interface TerminalEvents {
   onFindShortcut(): void;
   /** The person typed while only watching. */
   onReadOnlyKey(): void;
+  /** The font the whole screen fits at, and whether even the smallest leaves it cropped (see sizing.ts). */
+  onScale(scale: { fontSize: number; cropped: boolean }): void;
   /** The person clicked a link in the terminal (a URL in the text, or an OSC 8 hyperlink's real target). */
   onOpenLink(uri: string): void;
 }
 
 export const TerminalTiming = {
-  /** Wait for a window drag to settle before resizing the PTY (each resize makes the shell redraw). */
+  /** Wait for a window drag to settle before resizing the PTY or the font (each PTY resize makes the shell redraw). */
   FitDebounceMs: 120,
 } as const;
 
 const MaxCols = 1000;
 const MaxRows = 500;
 
+export interface TerminalOptions {
+  floor: FloorMode;
+  ended: boolean;
+  /** The person's own terminal: its PTY follows the window. An agent's keeps the agent's size. */
+  own: boolean;
+  /** The events socket is up; while it is not, the view socket waits for it (see setOnline). */
+  online: boolean;
+}
+
 /**
  * One open terminal tab: an xterm.js instance and its view socket (/api/sessions/{id}/view).
  *
  * Size policy: the PTY has one size and this view renders exactly at it (snapshot and `size` frames).
- * Only while the person may type (floor `type` or `takeover`) does the view fit the PTY to its
- * container, by asking the server to resize; it then applies the size the server confirms. In `watch`
- * it never resizes: the container scrolls instead.
+ * An agent's terminal keeps the agent's size whatever the person does: the view scales its font so the
+ * whole screen fits the pane (sizing.ts), and resizes the PTY only when the person asks
+ * (`fitToWindow`, "Fit to my window"); the server gives the agent its size back on release. The
+ * person's own terminal is fitted to the pane whenever they may type, as any terminal window is.
  */
 export class TerminalController {
   readonly term: Terminal;
   readonly search: SearchAddon;
-  private readonly fit = new FitAddon();
+  private readonly serializer = new SerializeAddon();
   private readonly socket: ReconnectingSocket;
   private readonly acks: AckBatcher;
   private readonly disposables: IDisposable[] = [];
@@ -57,6 +71,9 @@ export class TerminalController {
   private fitTimer: ReturnType<typeof setTimeout> | null = null;
   private floor: FloorMode;
   private ended: boolean;
+  private readonly own: boolean;
+  /** The element whose room the terminal fits (the scrolling pane around the host). */
+  private readonly pane: HTMLElement;
   /** The PTY's size as the server last told us; null before the first snapshot. */
   private ptySize: { cols: number; rows: number } | null = null;
   /** A session on pipes: output frames carry a channel byte, and lines end in a bare LF. */
@@ -71,12 +88,14 @@ export class TerminalController {
 
   constructor(
     readonly sessionId: string,
-    host: HTMLElement,
-    initial: { floor: FloorMode; ended: boolean },
+    private readonly host: HTMLElement,
+    initial: TerminalOptions,
     private readonly events: TerminalEvents,
   ) {
     this.floor = initial.floor;
     this.ended = initial.ended;
+    this.own = initial.own;
+    this.pane = host.parentElement ?? host;
     this.term = new Terminal({
       ...terminalFont,
       theme: terminalTheme,
@@ -93,7 +112,7 @@ export class TerminalController {
       linkHandler: { activate: (ev, uri) => this.linkClicked(ev, uri), allowNonHttpProtocols: false },
     });
     this.search = new SearchAddon({ highlightLimit: 2000 });
-    this.term.loadAddon(this.fit);
+    this.term.loadAddon(this.serializer);
     this.term.loadAddon(this.search);
     this.term.loadAddon(new Unicode11Addon());
     this.term.unicode.activeVersion = '11';
@@ -111,6 +130,13 @@ export class TerminalController {
     );
     this.term.attachCustomKeyEventHandler((ev) => this.onKey(ev));
 
+    // The last screen this tab showed, until the server's snapshot replaces it (and while it cannot).
+    const cached = lastScreen(sessionId);
+    if (cached) {
+      this.term.resize(cached.cols, cached.rows);
+      this.term.write(cached.data);
+    }
+
     this.acks = new AckBatcher((bytes) => this.send({ type: 'ack', bytes }));
     this.socket = new ReconnectingSocket(() => wsUrl(`/api/sessions/${encodeURIComponent(sessionId)}/view${this.position === null ? '' : `?since=${this.position}`}`), {
       onOpen: () => this.acks.reset(),
@@ -120,10 +146,12 @@ export class TerminalController {
       shouldReconnect: (ev) => ev.code !== 1000,
     });
     events.onLink('connecting');
+    this.socket.hold(!initial.online);
     this.socket.start();
 
     this.resizeObserver = new ResizeObserver(() => this.scheduleFit());
-    this.resizeObserver.observe(host);
+    this.resizeObserver.observe(this.pane);
+    this.scheduleFit(0);
   }
 
   private get mayType(): boolean {
@@ -134,7 +162,25 @@ export class TerminalController {
     this.floor = floor;
     this.ended = ended;
     this.term.options.disableStdin = !this.mayType;
-    if (this.mayType) this.scheduleFit(0);
+    this.scheduleFit(0);
+  }
+
+  /** The events socket is down (or back): wait for it instead of knocking on a dead server alone. */
+  setOnline(online: boolean): void {
+    this.socket.hold(!online);
+  }
+
+  /**
+   * "Fit to my window": resize the PTY to fill this pane at the normal font. For an agent's terminal
+   * only on the person's word (and only while they may type); the server gives the agent its own size
+   * back on release.
+   */
+  fitToWindow(): boolean {
+    if (!this.mayType || !this.socket.open) return false;
+    const size = sizeForRoom(this.term, roomIn(this.pane));
+    if (!size) return false;
+    this.send({ type: 'resize', cols: Math.min(MaxCols, size.cols), rows: Math.min(MaxRows, size.rows) });
+    return true;
   }
 
   focus(): void {
@@ -166,6 +212,13 @@ export class TerminalController {
 
   dispose(): void {
     if (this.disposed) return;
+    if (this.ptySize) {
+      try {
+        keepScreen(this.sessionId, { data: this.serializer.serialize({ scrollback: ScreenCacheConstants.ScrollbackLines }), cols: this.term.cols, rows: this.term.rows });
+      } catch {
+        // A terminal that never rendered has nothing worth keeping.
+      }
+    }
     this.disposed = true;
     if (this.fitTimer) clearTimeout(this.fitTimer);
     this.resizeObserver.disconnect();
@@ -261,7 +314,9 @@ export class TerminalController {
   /** Resize once everything written so far is parsed: that output was laid out at the old size. */
   private resizeInStream(cols: number, rows: number): void {
     this.term.write('', () => {
-      if (!this.disposed && (this.term.cols !== cols || this.term.rows !== rows)) this.term.resize(cols, rows);
+      if (this.disposed) return;
+      if (this.term.cols !== cols || this.term.rows !== rows) this.term.resize(cols, rows);
+      this.scheduleFit(0);
     });
   }
 
@@ -283,14 +338,29 @@ export class TerminalController {
   }
 
   private fitToContainer(): void {
-    if (this.disposed || !this.mayType || !this.ptySize || !this.socket.open) return;
-    const dims = this.fit.proposeDimensions();
-    if (!dims || !Number.isFinite(dims.cols) || !Number.isFinite(dims.rows)) return;
-    const cols = Math.max(2, Math.min(MaxCols, dims.cols));
-    const rows = Math.max(1, Math.min(MaxRows, dims.rows));
-    if (cols === this.ptySize.cols && rows === this.ptySize.rows) return;
-    // The server resizes the PTY and answers with a `size` frame, which resizes this view in order.
-    this.send({ type: 'resize', cols, rows });
+    if (this.disposed) return;
+    const room = roomIn(this.pane);
+    if (this.own) {
+      // The person's own terminal: the normal font, and the PTY follows the pane while they may type.
+      if (this.term.options.fontSize !== terminalFont.fontSize) this.term.options.fontSize = terminalFont.fontSize;
+      this.reportScale({ fontSize: terminalFont.fontSize, cropped: false });
+      if (!this.mayType || !this.ptySize || !this.socket.open) return;
+      const size = sizeForRoom(this.term, room);
+      if (!size) return;
+      const cols = Math.min(MaxCols, size.cols);
+      const rows = Math.min(MaxRows, size.rows);
+      if (cols === this.ptySize.cols && rows === this.ptySize.rows) return;
+      // The server resizes the PTY and answers with a `size` frame, which resizes this view in order.
+      this.send({ type: 'resize', cols, rows });
+      return;
+    }
+    this.reportScale(scaleToFit(this.term, room));
+  }
+
+  private reportScale(scale: { fontSize: number; cropped: boolean }): void {
+    this.host.dataset.fontSize = String(scale.fontSize);
+    this.host.dataset.cropped = String(scale.cropped);
+    this.events.onScale(scale);
   }
 
   private onKey(ev: KeyboardEvent): boolean {

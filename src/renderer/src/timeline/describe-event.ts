@@ -32,7 +32,7 @@ export function describeEvent(e: TimelineEvent): EventText {
     case 'command-ended':
       return { title: e.exitCode === 0 ? 'Command done' : 'Command failed', detail: `${e.command ?? ''}${e.exitCode === null ? '' : ` → exit ${e.exitCode}`}`, tone: e.exitCode === 0 ? 'command' : 'fail' };
     case 'floor':
-      return { title: e.mode === 'takeover' ? 'Took over' : e.mode === 'type' ? 'Typing alongside' : 'Released (watching)', detail: '', tone: 'floor' };
+      return { title: e.mode === 'takeover' ? 'Took over' : e.mode === 'type' ? 'Typing alongside' : 'Released (watching)', detail: e.reason ?? '', tone: 'floor' };
     case 'refused':
       return { title: 'Refused', detail: `${e.action} — a person held the floor`, tone: 'refused' };
     case 'signal':

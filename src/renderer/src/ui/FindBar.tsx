@@ -1,10 +1,12 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import type { SearchAddon } from '@xterm/addon-search';
+import type { Terminal } from '@xterm/xterm';
 import { searchDecorations } from '../terminal/theme';
 import { ChevronDownIcon, ChevronUpIcon, CloseIcon } from './icons';
 
 interface FindBarProps {
   search: SearchAddon;
+  terminal: Terminal;
   /** Bumped each time Ctrl+Shift+F is pressed, to refocus the field when the bar is already open. */
   focusSignal: number;
   onClose(): void;
@@ -12,8 +14,12 @@ interface FindBarProps {
 
 const options = { decorations: searchDecorations } as const;
 
-/** Find in the terminal's buffer (scrollback included), with every match highlighted. */
-export function FindBar({ search, focusSignal, onClose }: FindBarProps) {
+/**
+ * Find in the terminal's buffer (scrollback included), with every match highlighted. A terminal's
+ * newest output is at the bottom and is usually what a person looks for, so a search starts from the
+ * newest match and Enter walks back in time (Shift+Enter forward).
+ */
+export function FindBar({ search, terminal, focusSignal, onClose }: FindBarProps) {
   const input = useRef<HTMLInputElement>(null);
   const [query, setQuery] = useState('');
   const [results, setResults] = useState<{ index: number; count: number } | null>(null);
@@ -31,20 +37,26 @@ export function FindBar({ search, focusSignal, onClose }: FindBarProps) {
     input.current?.select();
   }, [focusSignal]);
 
-  const find = (text: string, backwards = false, incremental = false) => {
+  const find = (text: string, older = true) => {
     if (!text) {
       search.clearDecorations();
       setResults(null);
       return;
     }
-    if (backwards) search.findPrevious(text, options);
-    else search.findNext(text, { ...options, incremental });
+    if (older) search.findPrevious(text, options);
+    else search.findNext(text, options);
+  };
+
+  /** A new query: search again from the bottom (with no selection, the search starts at the newest line). */
+  const findFromNewest = (text: string) => {
+    terminal.clearSelection();
+    find(text);
   };
 
   const onKeyDown = (ev: KeyboardEvent<HTMLInputElement>) => {
     if (ev.key === 'Enter') {
       ev.preventDefault();
-      find(query, ev.shiftKey);
+      find(query, !ev.shiftKey);
     } else if (ev.key === 'Escape') {
       ev.preventDefault();
       onClose();
@@ -65,17 +77,17 @@ export function FindBar({ search, focusSignal, onClose }: FindBarProps) {
         value={query}
         onChange={(ev) => {
           setQuery(ev.target.value);
-          find(ev.target.value, false, true);
+          findFromNewest(ev.target.value);
         }}
         onKeyDown={onKeyDown}
       />
       <span className={`find-count${query && results?.count === 0 ? ' none' : ''}`} data-testid="find-count" aria-live="polite">
         {count}
       </span>
-      <button type="button" className="icon-btn" aria-label="Previous match" title="Previous match (Shift+Enter)" disabled={!query} onClick={() => find(query, true)}>
+      <button type="button" className="icon-btn" aria-label="Older match" title="Older match, above (Enter)" disabled={!query} onClick={() => find(query, true)}>
         <ChevronUpIcon />
       </button>
-      <button type="button" className="icon-btn" aria-label="Next match" title="Next match (Enter)" disabled={!query} onClick={() => find(query)}>
+      <button type="button" className="icon-btn" aria-label="Newer match" title="Newer match, below (Shift+Enter)" disabled={!query} onClick={() => find(query, false)}>
         <ChevronDownIcon />
       </button>
       <button type="button" className="icon-btn" aria-label="Close find bar" title="Close (Esc)" onClick={onClose}>

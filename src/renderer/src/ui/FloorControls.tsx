@@ -1,6 +1,8 @@
 import type { ComponentType } from 'react';
 import type { FloorMode, SessionSummary } from '../../../shared/types';
-import { HandIcon, EyeIcon, InterruptIcon, KeyboardIcon, ReleaseIcon } from './icons';
+import { isOwnSession } from '../sessions/describe';
+import { ArmedButton } from './ArmedButton';
+import { EyeIcon, FitIcon, HandIcon, InterruptIcon, KeyboardIcon, ReleaseIcon } from './icons';
 
 interface FloorControlsProps {
   session: SessionSummary;
@@ -11,23 +13,36 @@ interface FloorControlsProps {
   onFloor(mode: FloorMode): void;
   onRelease(): void;
   onInterrupt(): void;
+  onFit(): void;
 }
 
-const MODES: { mode: FloorMode; label: string; hint: string; icon: ComponentType }[] = [
+const AGENT_MODES: { mode: FloorMode; label: string; hint: string; icon: ComponentType }[] = [
   { mode: 'watch', label: 'Watch', hint: 'Read only: the agent types alone', icon: EyeIcon },
   { mode: 'type', label: 'Type', hint: "Your keys go in beside the agent's", icon: KeyboardIcon },
   { mode: 'takeover', label: 'Take over', hint: 'Hold the floor: agents are refused until you release', icon: HandIcon },
 ];
 
-/** Watch / Type / Take over as one segmented control, then Release and the always-available Interrupt. */
-export function FloorControls({ session, busy, offline, onFloor, onRelease, onInterrupt }: FloorControlsProps) {
+/** The person's own terminal has no agent: read only, or theirs to type in. */
+const OWN_MODES: typeof AGENT_MODES = [
+  { mode: 'watch', label: 'Read only', hint: 'Keys typed in this tab are not sent', icon: EyeIcon },
+  { mode: 'type', label: 'Type', hint: 'Your keys go in', icon: KeyboardIcon },
+];
+
+/**
+ * Watch / Type / Take over as one segmented control, then Release; "Fit to my window" while the person
+ * may type in an agent's terminal; and, set apart, Interrupt, which asks once more when it would stop
+ * an agent's running command.
+ */
+export function FloorControls({ session, busy, offline, onFloor, onRelease, onInterrupt, onFit }: FloorControlsProps) {
   const ended = session.shellState === 'exited';
   const frozen = ended || busy || offline;
+  const own = isOwnSession(session);
+  const running = session.shellState === 'busy' ? (session.command?.command ?? 'the running program') : null;
   return (
     <div className="floor-controls">
       <div className="segmented" role="group" aria-label="Floor">
         {/* An aio remote has no floor to hold (remotes/): Watch and Type only. */}
-        {MODES.filter((m) => m.mode !== 'takeover' || session.remote?.floorControl !== false).map(({ mode, label, hint, icon: Icon }) => (
+        {(own ? OWN_MODES : AGENT_MODES).filter((m) => m.mode !== 'takeover' || session.remote?.floorControl !== false).map(({ mode, label, hint, icon: Icon }) => (
           <button
             key={mode}
             type="button"
@@ -42,14 +57,41 @@ export function FloorControls({ session, busy, offline, onFloor, onRelease, onIn
           </button>
         ))}
       </div>
-      <button type="button" className="btn" disabled={frozen || session.floor === 'watch'} title="Hand the floor back to the agent and watch" onClick={onRelease}>
-        <ReleaseIcon />
-        Release
-      </button>
-      <button type="button" className="btn btn-danger-outline" disabled={ended || offline} title="Send Ctrl-C to the terminal, whoever holds the floor" onClick={onInterrupt}>
-        <InterruptIcon />
-        Interrupt
-      </button>
+      {own ? null : (
+        <button type="button" className="btn" disabled={frozen || session.floor === 'watch'} title="Hand the floor back to the agent (and its terminal size) and watch" onClick={onRelease}>
+          <ReleaseIcon />
+          Release
+        </button>
+      )}
+      {!own && session.floor !== 'watch' && !ended ? (
+        <button type="button" className="btn btn-quiet" disabled={offline} title="Resize the agent's terminal to this pane; its own size comes back when you release" onClick={onFit}>
+          <FitIcon />
+          Fit to my window
+        </button>
+      ) : null}
+      <span className="controls-gap" aria-hidden="true" />
+      <ArmedButton
+        needsConfirm={!own && running !== null}
+        className="btn-danger-outline"
+        armedClassName="btn-danger"
+        disabled={ended || offline}
+        onConfirm={onInterrupt}
+        title="Send Ctrl-C to the terminal, as you, whoever holds the floor"
+        armedTitle={`Click again to send Ctrl-C to ${running}`}
+        label={
+          <>
+            <InterruptIcon />
+            Interrupt
+          </>
+        }
+        armedLabel={
+          <>
+            <InterruptIcon />
+            <span className="armed-text">Stop {running}?</span>
+          </>
+        }
+        testId="interrupt"
+      />
     </div>
   );
 }

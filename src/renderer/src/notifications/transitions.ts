@@ -1,4 +1,5 @@
 import type { SessionSummary } from '../../../shared/types';
+import { displayTitle, ownerLabel } from '../sessions/describe';
 
 /**
  * Moments a person should hear about even when the window is in the background: a command failed, or
@@ -9,42 +10,31 @@ export interface Attention {
   sessionId: string;
   title: string;
   body: string;
+  /** One notification per key: a wait is its command and its question, so a wait that flickers is still one. */
+  key: string;
 }
-
-const shortId = (id: string): string => id.slice(0, 8);
 
 export function attentionFor(prev: SessionSummary | undefined, next: SessionSummary): Attention[] {
   if (!prev) return [];
   const out: Attention[] = [];
   const cmd = next.command;
+  const where = `${ownerLabel(next.owner)} · ${displayTitle(next)}`;
   // Events are coalesced, so a quick command may go from "not started" to "finished" in one update:
   // a different start time means a different command.
   const finishedNow = cmd !== null && cmd.status !== 'running' && (prev.command?.status === 'running' || prev.command?.startedAt !== cmd.startedAt);
   if (finishedNow && cmd.exitCode !== null && cmd.exitCode !== 0) {
-    out.push({
-      sessionId: next.id,
-      title: `Command failed (exit ${cmd.exitCode})`,
-      body: `${cmd.command ?? 'command'} — ${next.owner}, terminal ${shortId(next.id)}`,
-    });
+    out.push({ sessionId: next.id, title: `Command failed (exit ${cmd.exitCode})`, body: `${cmd.command ?? 'command'} — ${where}`, key: `failed:${next.id}:${cmd.startedAt}` });
   }
   if (next.waitingForInput && !prev.waitingForInput) {
     out.push({
       sessionId: next.id,
       title: 'Waiting for input',
-      body: `${cmd?.command ?? 'A program'} is waiting for an answer — ${next.owner}, terminal ${shortId(next.id)}`,
+      body: `${next.prompt ?? `${cmd?.command ?? 'A program'} is waiting for an answer`} — ${where}`,
+      key: `waiting:${next.id}:${cmd?.startedAt ?? ''}:${next.prompt ?? ''}`,
     });
   }
+  if (next.shellState === 'exited' && prev.shellState !== 'exited' && next.exitCode !== null && next.exitCode !== 0) {
+    out.push({ sessionId: next.id, title: `Shell exited with code ${next.exitCode}`, body: where, key: `exited:${next.id}` });
+  }
   return out;
-}
-
-/** Electron's notifier when there is one; in a browser, Notification only if already allowed (never prompt). */
-export function deliver(a: Attention): void {
-  const bridge = window.ptydeck;
-  if (bridge?.notify) {
-    bridge.notify(a.title, a.body);
-    return;
-  }
-  if (typeof Notification !== 'undefined' && Notification.permission === 'granted') {
-    new Notification(a.title, { body: a.body, tag: `${a.sessionId}:${a.title}` });
-  }
 }
