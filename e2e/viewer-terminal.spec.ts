@@ -106,16 +106,23 @@ test('your own terminal follows the window; an agent’s keeps its size when you
   await page.getByRole('button', { name: 'New terminal' }).click();
   const mine = (await page.locator('[data-owner="admin"] [role="tab"]').getAttribute('data-session-id', SLOW))!;
   await expectTerminalToShow(page, mine, '#');
-  await page.setViewportSize({ width: 900, height: 560 });
+  const viewSize = () => page.evaluate((sid) => window.__ptydeckTerminalSize?.(sid), mine).then((s) => (s ? `${s.cols}x${s.rows}` : ''));
+  // First it fits the window it opened in (the server confirms, the view renders at that size)...
   await expect.poll(() => ptySize(mine), SLOW).not.toBe('80x24');
+  const first = await ptySize(mine);
+  await expect.poll(viewSize, SLOW).toBe(first);
+  // ...then it follows the window down...
+  await page.setViewportSize({ width: 900, height: 560 });
+  await expect.poll(() => ptySize(mine), SLOW).not.toBe(first);
   const narrow = await ptySize(mine);
   // The view renders at exactly the size the server confirmed.
-  await expect
-    .poll(() => page.evaluate((sid) => window.__ptydeckTerminalSize?.(sid), mine).then((s) => (s ? `${s.cols}x${s.rows}` : '')), SLOW)
-    .toBe(narrow);
+  await expect.poll(viewSize, SLOW).toBe(narrow);
+  // ...and back up.
   await page.setViewportSize({ width: 1280, height: 800 });
-  await expect.poll(() => ptySize(mine), SLOW).not.toBe(narrow);
-  expect(Number((await ptySize(mine)).split('x')[0])).toBeGreaterThan(Number(narrow.split('x')[0]));
+  // Taller for sure (a wider window may also open side panels beside the terminal, so its columns need not grow).
+  await expect.poll(async () => Number((await ptySize(mine)).split('x')[1]), SLOW).toBeGreaterThan(Number(narrow.split('x')[1]));
+  const wide = await ptySize(mine);
+  await expect.poll(viewSize, SLOW).toBe(wide);
 
   await tab(page, agent).click();
   await expectTerminalToShow(page, agent, '#');

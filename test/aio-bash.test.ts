@@ -112,6 +112,16 @@ describe('exec', () => {
     expect((await bash('exec', { session_id: id, command: 'echo "[$GREETING]"' })).body.data.stdout).toBe('[]\n');
   });
 
+  test("a command never reads the user's ~/.bashrc, whatever SHLVL the server was started with", async () => {
+    // bash reads ~/.bashrc for `bash -c` when its stdin is a socket (Node's pipes are) and SHLVL is
+    // below 1, taking it for rshd: a server started by systemd or Docker would run the rc before every
+    // command (a pyenv rc waited a minute on a lock). AIO runs commands without it.
+    const home = mkdtempSync(join(tmp, 'home-'));
+    writeFileSync(join(home, '.bashrc'), 'echo BASHRC-WAS-READ\n');
+    const r = await bash('exec', { command: 'echo ran', env: { HOME: home, SHLVL: '0' } });
+    expect(r.body.data.stdout).toBe('ran\n');
+  });
+
   test('hard_timeout kills the process group: timed_out, exit_code -1', async () => {
     const r = await bash('exec', { command: 'echo start; sleep 30 & sleep 30; echo never', hard_timeout: 0.5 });
     expect(r.body.data).toMatchObject({ status: 'timed_out', exit_code: -1, stdout: 'start\n' });

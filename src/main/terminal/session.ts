@@ -407,7 +407,9 @@ export class Session {
     if (this.spec.command !== undefined || mode === 'pipe') {
       // Not an interactive prompt: no shell integration, so no exec; the terminal (or pipes) still work.
       file = findShell(this.spec.shell).file;
-      args = this.spec.command !== undefined ? ['-c', this.spec.command] : file.endsWith('bash') ? ['--norc', '--noprofile'] : [];
+      // --norc: bash reads ~/.bashrc even for -c when its stdin is a socket (pipes) and SHLVL is below 1.
+      const norc = file.endsWith('bash') ? ['--norc'] : [];
+      args = this.spec.command !== undefined ? [...norc, '-c', this.spec.command] : norc.length ? [...norc, '--noprofile'] : [];
       env = childEnvironment(process.env, extraEnv);
       this.commands.state = 'busy';
     } else {

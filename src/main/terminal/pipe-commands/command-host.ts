@@ -209,11 +209,13 @@ export class CommandHost implements TerminalProcess {
     opts.admit?.();
     const cmd = new PipeCommand(command, this.streams);
     const env = { ...this.opts.env, ...(this.snapshotFile ? { BASH_ENV: this.snapshotFile } : {}), ...(opts.env ?? {}) };
-    let args = ['-c', command];
+    // --norc: with a socket for stdin (Node's pipes are) and SHLVL below 1, bash takes itself for rshd's
+    // and reads ~/.bashrc first (BASH_ENV, the snapshot, is still read).
+    let args = ['--norc', '-c', command];
     if (Buffer.byteLength(command) > PipeCommandConstants.ArgvCommandBytes) {
       cmd.scriptFile = join(this.scratchDir(), `cmd-${randomBytes(6).toString('hex')}.sh`);
       writeFileSync(cmd.scriptFile, command + '\n', { mode: 0o600 });
-      args = [cmd.scriptFile];
+      args = ['--norc', cmd.scriptFile];
     }
     let child: ChildProcess;
     try {
