@@ -76,3 +76,18 @@ test('a failed write is reported once, the events wait in memory within the boun
   expect(problems[0]).toMatch(/could not be written/);
   expect((await j.query({})).events).toHaveLength(100);
 });
+
+test('an event recorded while a query reads the disk is in the next page, never passed over', async () => {
+  const j = new Journal(join(root, 'racing'), 1024 * 1024, () => undefined);
+  j.append(event(1));
+  await j.flush();
+  // The query copies what waits for the disk, then reads the segments: this one comes in between.
+  const first = j.query({});
+  const late = j.append(event(2));
+  const page = await first;
+  const next = await j.query({ since: page.next });
+  const seqs = [...page.events, ...next.events].map((e) => e.seq);
+  expect(seqs).toContain(late.seq);
+  expect(new Set(seqs).size).toBe(seqs.length);
+  await j.close();
+});

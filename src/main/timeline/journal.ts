@@ -132,7 +132,7 @@ export class Journal {
     let seen = since;
     let more = false;
     const take = (e: TimelineEvent): boolean => {
-      if (e.seq <= seen) return true;
+      if (e.seq <= seen || e.seq > upTo) return true;
       seen = e.seq;
       if (!wanted(e)) return true;
       if (events.length >= limit) {
@@ -143,6 +143,9 @@ export class Journal {
       return true;
     };
     // Queued events are held in memory until written; take a copy first so a flush meanwhile is harmless.
+    // The answer covers what was recorded up to now, no further: an event recorded while the segments are
+    // read may be in neither the copy nor the text read, and `next` must not pass over it.
+    const upTo = this.seq;
     const unwritten = [...this.inflight, ...this.pending].map((p) => p.event);
     outer: for (const seg of [...this.segments]) {
       if (seg.lastSeq <= since) continue;
@@ -161,7 +164,7 @@ export class Journal {
     }
     if (!more) for (const e of unwritten) if (!take(e)) break;
     const truncated = since < this.droppedBelow - 1 && (q.run === undefined || (this.runs.get(q.run)?.firstSeq ?? 0) < this.droppedBelow);
-    return { events, next: more ? events[events.length - 1].seq : Math.max(since, this.seq), more, truncated };
+    return { events, next: more ? events[events.length - 1].seq : Math.max(since, upTo), more, truncated };
   }
 
   private async writeQueued(): Promise<void> {
