@@ -109,7 +109,10 @@ test('a server killed with SIGKILL mid-stream comes back with every session; a c
   expect(await until(() => client.text().includes('DONE-42'), 80000, 20)).toBe(true);
   // The prompt after it may still be on its way: the client has everything once it reaches the log's end.
   const logEnd = async () => (await (await fetch(`${url}/pty/${id}`, { headers: { 'X-EXECD-ACCESS-TOKEN': agent } })).json()).output_offset as number;
-  await until(async () => reachedEnd(client.offset, await logEnd()), 20000, 50);
+  // The shell's next prompt ends with its B marker: once the client has it and holds the whole log, nothing
+  // more comes (comparing offsets alone could pass before the prompt reached the log).
+  const promptBack = () => client.text().slice(client.text().lastIndexOf('DONE-42')).includes('\x1b]633;B;');
+  expect(await until(async () => promptBack() && reachedEnd(client.offset, await logEnd()), 20000, 50)).toBe(true);
   client.ws.close();
 
   expect(client.gaps).toEqual([]);

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startTestServer, until, type TestServer } from './helpers';
+import { childNamed, startTestServer, until, type TestServer } from './helpers';
 
 /**
  * Session titles: set at creation on every door that creates, changed later by the owner or the person,
@@ -73,7 +73,10 @@ test('without a title: the program’s window title (cleaned), then the running 
   await as(claude)('POST', `/v2/pty/sessions/${id}/exec`, { command: 'sleep 30', async: true });
   expect(await until(async () => (await summary(id)).titleSource === 'command')).toBe(true);
   expect((await summary(id)).title).toBe('sleep 30');
+  // ^C typed before bash has read the line would discard the line, not stop sleep: interrupt once it runs.
+  expect(await until(() => childNamed(srv.app.manager.get(id)!.pid!, 'sleep'))).toBe(true);
   await srv.api('POST', `/api/sessions/${id}/interrupt`);
+  expect(await until(async () => (await summary(id)).shellState === 'prompt')).toBe(true);
   // Control characters inside a window title never reach a listing; a set title wins over it.
   await as(claude)('POST', `/v2/pty/sessions/${id}/exec`, { command: "printf '\\033]2;a\\tb\\302\\205c\\033\\\\'", async: false });
   await as(claude)('POST', `/api/sessions/${id}/send`, { text: "printf '\\033]2;with\\ttab\\033\\\\'; sleep 30", timeout_ms: 1500, idle_ms: 500 });
