@@ -95,14 +95,23 @@ async function runApprovals(ctx: CaseContext): Promise<CaseOutcome> {
   return { rows, notes: [] };
 }
 
-/** The pid of the shell of session `id` among the server's children (each carries PTYDECK_SESSION_ID). */
-function shellOf(serverPid: number, id: string): number {
-  for (const task of readdirSync(`/proc/${serverPid}/task`)) {
-    for (const child of readFileSync(`/proc/${serverPid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) {
-      const env = readFileSync(`/proc/${child}/environ`, 'utf8');
-      if (env.split('\0').includes(`PTYDECK_SESSION_ID=${id}`)) return Number(child);
+/**
+ * The pid of the shell of session `id`: the topmost process that carries PTYDECK_SESSION_ID=id (a child
+ * of the server, or of the PTY host, which is the default backend).
+ */
+function shellOf(_serverPid: number, id: string): number {
+  const tagged = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`PTYDECK_SESSION_ID=${id}`)) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      tagged.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone, or not ours to read
     }
   }
+  for (const [pid, ppid] of tagged) if (!tagged.has(ppid)) return pid;
   throw new Error(`no shell found for session ${id}`);
 }
 
