@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { startPtydeck } from '../src/main/app';
 import { loadConfig } from '../src/main/config';
 import { tmuxAvailability } from '../src/main/terminal/backends/tmux';
-import { sleep, startTestServer, until, type TestServer } from './helpers';
+import { childNamed, sleep, startTestServer, until, type TestServer } from './helpers';
 import { WsClient } from './ws-client';
 
 /**
@@ -111,6 +111,8 @@ describe('pause and resume (the person only)', () => {
       await as(token)('POST', `/v2/pty/sessions/${id}/exec`, { command: 'sleep 300', async: true });
     }
     for (const id of [a, b, other]) expect(await until(async () => (await summary(id)).shellState === 'busy')).toBe(true);
+    // Busy comes a moment before sleep does (the approval hook asks first): interrupt once each runs.
+    for (const id of [a, b, other]) expect(await until(() => childNamed(srv.app.manager.get(id)!.pid!, 'sleep'))).toBe(true);
     const res = await srv.api('POST', '/api/interrupt', { agent: 'claude' });
     expect([...res.body.sessions].sort()).toEqual([a, b].sort());
     for (const id of [a, b]) expect(await until(async () => (await summary(id)).shellState === 'prompt')).toBe(true);
