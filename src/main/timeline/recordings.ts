@@ -48,17 +48,7 @@ export class RecordingStore {
   open(header: CastHeader & { ptydeck: NonNullable<CastHeader['ptydeck']> }, onStop: (why: string) => void): CastWriter | null {
     const key = header.ptydeck.run;
     const path = join(this.dir, `${key}.cast`);
-    const kept: Kept = {
-      key,
-      session: header.ptydeck.session,
-      owner: header.ptydeck.owner,
-      startedAt: new Date(header.timestamp * 1000).toISOString(),
-      cols: header.width,
-      rows: header.height,
-      writer: null,
-      endedAt: null,
-      stopped: null,
-    };
+    const kept = keptFrom(key, header, null);
     this.kept.set(key, kept);
     kept.writer = new CastWriter(this.thread, path, header, { maxBytes: this.settings.recordingMaxBytes, reserve: (n) => this.reserve(n, key) }, (why) => {
       kept.stopped = why;
@@ -194,20 +184,25 @@ export class RecordingStore {
         continue;
       }
       this.total += st.size;
-      this.kept.set(key, {
-        key,
-        session: header.ptydeck.session,
-        owner: header.ptydeck.owner,
-        startedAt: new Date(header.timestamp * 1000).toISOString(),
-        cols: header.width,
-        rows: header.height,
-        writer: null,
-        // The last write is when it ended: closed, or the server stopped.
-        endedAt: st.mtime.toISOString(),
-        stopped: null,
-      });
+      // The last write is when it ended: closed, or the server stopped.
+      this.kept.set(key, keptFrom(key, header as CastHeader & { ptydeck: NonNullable<CastHeader['ptydeck']> }, st.mtime.toISOString()));
     }
   }
+}
+
+/** What is known of a recording from its header: a live one (endedAt null) or one found on disk. */
+function keptFrom(key: string, header: CastHeader & { ptydeck: NonNullable<CastHeader['ptydeck']> }, endedAt: string | null): Kept {
+  return {
+    key,
+    session: header.ptydeck.session,
+    owner: header.ptydeck.owner,
+    startedAt: new Date(header.timestamp * 1000).toISOString(),
+    cols: header.width,
+    rows: header.height,
+    writer: null,
+    endedAt,
+    stopped: null,
+  };
 }
 
 function readHeader(path: string): CastHeader | null {
