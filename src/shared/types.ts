@@ -232,7 +232,7 @@ export interface BulkResult {
 
 /** Viewer flow control: the server stops sending a viewer this far ahead of its acks. */
 export const ViewerFlowControl = {
-  HighWatermarkBytes: 256 * 1024,
+  HighWatermarkBytes: 1024 * 1024,
   /** The viewer acks after parsing at least this many bytes (must be well below the high watermark). */
   AckEveryBytes: 32 * 1024,
 } as const;

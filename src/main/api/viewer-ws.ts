@@ -5,6 +5,7 @@ import type { LogCursor } from '../terminal/output-hub';
 import type { Session } from '../terminal/session';
 import { person } from '../terminal/actor';
 import { ApiError } from './errors';
+import { ViewerPace } from './viewer-pace';
 import type { ApiContext, Door, WsRoute } from './server';
 import { asText, attachCursor, isOpen, jsonObject, keepalive, sendJson, sendRaw } from './ws-util';
 
@@ -20,12 +21,15 @@ import { asText, attachCursor, isOpen, jsonObject, keepalive, sendJson, sendRaw 
  *
  * Flow control is by acknowledgement (as VS Code's): the viewer acks the bytes it has parsed, and the
  * server sends no more than HighWatermarkBytes ahead of its acks. A slow viewer therefore never holds
- * back the shell, the agent or other viewers; when it falls further behind than ResyncBytes (or behind
- * what the log still holds) it gets a `resync` and a fresh snapshot instead of the backlog.
+ * back the shell, the agent or other viewers; when it is further behind than ResyncBytes and would need
+ * more than ResyncAfterMs to catch up at the pace it acks (viewer-pace.ts), or falls behind what the log
+ * still holds, it gets a `resync` and a fresh snapshot instead of the backlog.
  */
 export const ViewerConstants = {
-  /** Behind by more than this, a viewer is resynced from a snapshot rather than fed the backlog. */
+  /** Behind by less than this, a viewer is always fed the backlog. */
   ResyncBytes: 2 * 1024 * 1024,
+  /** Behind by more, it is resynced from a snapshot if catching up at its pace would take longer than this. */
+  ResyncAfterMs: 500,
   /** Coalesce a session's change notifications on the events socket. */
   EventCoalesceMs: 50,
   /**
@@ -129,6 +133,7 @@ async function serveView(session: Session, ws: WebSocket, since: number | null):
   const send = (f: ViewerServerFrame): void => sendJson(ws, f);
   let acked = 0;
   let sent = 0;
+  const pace = new ViewerPace(ViewerConstants.ResyncBytes, ViewerConstants.ResyncAfterMs);
   let cursor: LogCursor | null = null;
   let detach: (() => void) | null = null;
   let size = { cols: session.cols, rows: session.rows };
@@ -161,6 +166,7 @@ async function serveView(session: Session, ws: WebSocket, since: number | null):
         }
         case 'ack':
           if (typeof frame.bytes !== 'number' || !(frame.bytes >= 0)) throw new ApiError(400, 'ack needs a non-negative number of bytes');
+          pace.acked(Math.min(sent, acked + frame.bytes) - acked);
           acked = Math.min(sent, acked + frame.bytes);
           // Resume a viewer held at its window only once half of the window is free: resuming on every
           // small ack would send the backlog in as many small frames as acks (and new output waits for
@@ -209,19 +215,21 @@ async function serveView(session: Session, ws: WebSocket, since: number | null):
     }
     shownAsPipes = pipes;
     acked = sent = 0;
+    pace.reset();
     const attached = attachCursor(session, ws, {
       from,
       // The viewer styles each channel of a pipe session apart, so a frame must not end inside a character.
       wholeCharacters: pipes,
       mayTakeMore: () => sent - acked < ViewerFlowControl.HighWatermarkBytes,
       send: (payload, channel, at, flushed) => {
-        if (session.log.end - at > ViewerConstants.ResyncBytes) {
+        if (pace.shouldResync(session.log.end - at)) {
           flushed();
           resync(`this viewer fell ${Math.round((session.log.end - at) / 1024)} KiB behind`);
           return;
         }
         const frame = pipes ? withChannel(channel, payload) : payload;
         sent += frame.length;
+        pace.sent(frame.length, session.log.end - at - payload.length);
         sendRaw(ws, frame, flushed);
       },
       onGap: () => {
