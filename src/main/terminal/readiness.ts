@@ -73,12 +73,32 @@ export function probeForeground(shellPid: number): ForegroundState | null {
   return { pgid: shell.tpgid, shellPgid: shell.pgrp, threads };
 }
 
-/** True when `now` shows a terminal wait that did not already exist in `baseline`. */
-export function freshTerminalWait(baseline: ForegroundState | null, now: ForegroundState | null): boolean {
-  if (!now) return false;
+/** The threads of `now` in a terminal wait that did not already exist in `baseline`. */
+export function freshWaiters(baseline: ForegroundState | null, now: ForegroundState | null): ThreadState[] {
+  if (!now) return [];
   const before = new Map((baseline?.threads ?? []).map((t) => [t.key, t.voluntarySwitches]));
   const groupChanged = !baseline || baseline.pgid !== now.pgid;
-  return now.threads.some((t) => t.waitingOnTerminal && (groupChanged || !before.has(t.key) || t.voluntarySwitches > before.get(t.key)!));
+  return now.threads.filter((t) => t.waitingOnTerminal && (groupChanged || !before.has(t.key) || t.voluntarySwitches > before.get(t.key)!));
+}
+
+/** True when `now` shows a terminal wait that did not already exist in `baseline`. */
+export function freshTerminalWait(baseline: ForegroundState | null, now: ForegroundState | null): boolean {
+  return freshWaiters(baseline, now).length > 0;
+}
+
+/**
+ * True when one of `waiters` (threads of group `pgid` seen waiting on the terminal) has not woken since
+ * (its voluntary switch count held) and the group still holds the terminal: it is in the same wait, and
+ * everything it wrote before was written before it blocked. Two small reads instead of a full look.
+ */
+export function stillInSameWait(shellPid: number, pgid: number, waiters: ThreadState[]): boolean {
+  if (!waiters.length) return false;
+  const shell = readStat(shellPid);
+  if (!shell || shell.tpgid !== pgid) return false;
+  return waiters.some((t) => {
+    const [pid, tid] = t.key.split('/');
+    return voluntarySwitches(Number(pid), tid) === t.voluntarySwitches;
+  });
 }
 
 /** True when any thread of the foreground group waits on the terminal right now (old waits included). */

@@ -2,7 +2,7 @@ import type { WaitReason } from '../../shared/types';
 import type { Actor } from './actor';
 import { DeniedError, LineGateConstants } from './line-gate';
 import type { Marker } from './marker-scanner';
-import { anyTerminalWait, freshTerminalWait, kernelProbeAvailable, probeForeground } from './readiness';
+import { anyTerminalWait, freshTerminalWait, freshWaiters, kernelProbeAvailable, probeForeground, stillInSameWait, type ForegroundState } from './readiness';
 import type { Session } from './session';
 
 /**
@@ -20,7 +20,8 @@ import type { Session } from './session';
  *   5. timeout.
  * A wait found in 2-3 counts once every byte the program wrote before it is in the log (the bytes that
  * led to the wait must be on the screen): the backend drains its terminal (one turn of the loop that
- * reads the PTY, wherever that runs), and no output may have come meanwhile. That fast path needs
+ * reads the PTY, wherever that runs), and no output may have come meanwhile unless the waiting thread
+ * stayed blocked in the same wait throughout (then what came was written before it). That fast path needs
  * output since the write, which proves our input reached the terminal: a wait seen before that may be
  * the program blocked before our bytes even arrived. Without it, or with a backend that cannot drain
  * (tmux), the wait must show on two looks SecondLookMs apart with nothing new between them.
@@ -126,6 +127,8 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
   const watcher = {
     pump: () => {
       outputArrived = true;
+      // The viewport is parsed while the kernel is asked and the terminal drained, not after.
+      void session.screen.catchUp();
       wake?.();
     },
   };
@@ -153,10 +156,13 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
   let deniedAt = 0;
   try {
     if (!watchOnly) session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer, opts.submit);
+    /** What the kernel said at the last look. */
+    let looked: ForegroundState | null = null;
+    const look = (): ForegroundState | null => (looked = kernel ? probeForeground(pid!) : null);
     const waiting = (): boolean =>
       watchOnly
-        ? (kernel && anyTerminalWait(probeForeground(pid!))) || shellAtPrompt(session, kernel)
-        : (kernel && freshTerminalWait(baseline, probeForeground(pid!))) || (promptSeen && shellHoldsForeground(session, kernel));
+        ? anyTerminalWait(look()) || shellAtPrompt(session, kernel)
+        : freshTerminalWait(baseline, look()) || (promptSeen && shellHoldsForeground(session, kernel));
     let reason: WaitReason | null = null;
     let backoff: number = SendConstants.FirstProbeMs;
     let quieting = 0;
@@ -193,10 +199,13 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
       if (session.exit || session.closed) reason = 'session_exit';
       else if (waiting()) {
         if (session.canDrain && outputSinceWrite) {
-          // Every byte written before the wait must be in: drain the terminal; nothing new may come.
+          // Every byte written before the wait must be in: drain the terminal. Output that came meanwhile
+          // was written before the wait if the waiting thread never woke (its switch count held).
           const end = session.log.end;
+          const waiters = watchOnly ? [] : freshWaiters(baseline, looked);
+          const pgid = looked?.pgid ?? 0;
           await session.drainOutput();
-          if (session.log.end === end && waiting()) reason = 'stdin_read';
+          if (stillInSameWait(pid!, pgid, waiters) || (session.log.end === end && waiting())) reason = 'stdin_read';
         } else if (waitSeen && waitSeen.end === session.log.end) {
           if (Date.now() - waitSeen.at >= SendConstants.SecondLookMs) reason = 'stdin_read';
         } else waitSeen = { end: session.log.end, at: Date.now() };
