@@ -161,6 +161,7 @@ export async function teardownTree(root: TreeRoot, opts: TeardownOptions = {}): 
     group?.killAll();
     return { signalled: 1, survivors: [], trackedBy };
   }
+  if (group && group.kind !== 'environment') return teardownGroup(root, group, graceMs, pollMs, opts.killShell);
   const groupEmpty = (): boolean => group?.isEmpty() ?? true;
   const scannedUpTo = lastPidAllocated() ?? undefined;
   const wrapsAtScan = pidClock.wraps;
@@ -208,6 +209,40 @@ export async function teardownTree(root: TreeRoot, opts: TeardownOptions = {}): 
   const survivors = [...new Set([...alive, ...listed])].map((pid) => ({ pid, command: commandLine(pid) }));
   if (survivors.length === 0) group?.remove();
   return { signalled: signalled.size, survivors, trackedBy };
+}
+
+/**
+ * With a cgroup the kernel lists every member, whatever it forked, whichever session or environment it
+ * took: nothing else needs scanning, so closing reads a few files instead of every process on the machine.
+ * (A process can leave its cgroup only by writing another cgroup's procs file, which takes privileges
+ * over both; with those it could as well have killed the server.)
+ */
+async function teardownGroup(root: TreeRoot, group: ProcessGroup, graceMs: number, pollMs: number, killShell?: () => void): Promise<TeardownReport> {
+  const kind = group.kind as 'cgroup2' | 'cgroup1';
+  const members: Member[] = [];
+  for (const pid of new Set([...group.pids(), ...(root.shellPid > 0 ? [root.shellPid] : [])])) {
+    const s = readStat(pid);
+    if (s && s.state !== 'Z' && pid !== process.pid) members.push({ pid, startTime: s.startTime });
+  }
+  let signalled = 0;
+  const shell = members.find((m) => m.pid === root.shellPid);
+  for (const m of members) if (m !== shell && signalExact(m, 'SIGTERM')) signalled++;
+  if (shell && signalExact(shell, 'SIGHUP')) signalled++;
+  killShell?.();
+  const shellGone = (): boolean => !shell || !isAlive(shell);
+  await waitUntil(() => group.isEmpty() && shellGone(), graceMs, pollMs);
+  if (!group.isEmpty()) {
+    // Forked during the grace, or ignoring TERM and HUP: all of it dies at once.
+    signalled += group.pids().length;
+    group.killAll();
+    await waitUntil(() => group.isEmpty(), 1000, pollMs);
+  }
+  if (shell && isAlive(shell)) signalExact(shell, 'SIGKILL');
+  const alive = new Set(group.pids());
+  if (shell && isAlive(shell)) alive.add(shell.pid);
+  const survivors = [...alive].map((pid) => ({ pid, command: commandLine(pid) }));
+  if (survivors.length === 0) group.remove();
+  return { signalled, survivors, trackedBy: kind };
 }
 
 /** For process exit: no waiting, no promises; KILL everything we can name, now. */
