@@ -39,6 +39,8 @@ export const ScreenConstants = {
   DefaultScrollbackLines: 5000,
   /** Parse the log into the mirror once output has been quiet this long, so a later snapshot is cheap. */
   IdleCatchUpMs: 150,
+  /** While other sessions print, a quiet session's catch-up waits for them, but no longer than this. */
+  IdleCatchUpMaxDeferMs: 2000,
   /** Bytes handed to the headless parser per step, so one big catch-up never blocks the event loop for long. */
   CatchUpChunkBytes: 256 * 1024,
   /**

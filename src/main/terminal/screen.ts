@@ -44,6 +44,9 @@ export interface ScreenSnapshot {
  * Resizes are recorded at the log offset where they happened and applied there during catch-up, so
  * lazily parsed output still wraps at the width it was printed at.
  */
+/** When any session of this process last printed (see noteOutput). */
+let lastOutputAnywhere = 0;
+
 export class ScreenMirror {
   private readonly term: HeadlessTerminal;
   private readonly serializer: SerializeAddonType;
@@ -111,14 +114,27 @@ export class ScreenMirror {
     return lines * this.term.cols * ScreenConstants.BytesPerCell;
   }
 
-  /** Called on each batch of output: schedules the idle catch-up without touching the bytes. */
+  /**
+   * Called on each batch of output: schedules the idle catch-up without touching the bytes. It waits for
+   * this session to go quiet, and while other sessions still print, for them too (up to
+   * IdleCatchUpMaxDeferMs of this one's quiet): many sessions streaming at once pause in turn, and
+   * parsing each one in its pauses would parse everything they print, on the thread that serves them.
+   */
   noteOutput(): void {
-    this.lastOutputAt = Date.now();
+    const now = Date.now();
+    this.lastOutputAt = now;
+    lastOutputAnywhere = now;
     if (this.idleTimer || this.disposed) return;
     const tick = (): void => {
-      const quietFor = Date.now() - this.lastOutputAt;
+      const at = Date.now();
+      const quietFor = at - this.lastOutputAt;
+      const othersQuietFor = at - lastOutputAnywhere;
       if (quietFor < ScreenConstants.IdleCatchUpMs) {
         this.idleTimer = setTimeout(tick, ScreenConstants.IdleCatchUpMs - quietFor);
+        return;
+      }
+      if (othersQuietFor < ScreenConstants.IdleCatchUpMs && quietFor < ScreenConstants.IdleCatchUpMaxDeferMs) {
+        this.idleTimer = setTimeout(tick, ScreenConstants.IdleCatchUpMs - othersQuietFor);
         return;
       }
       this.idleTimer = null;
