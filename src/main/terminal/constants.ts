@@ -32,6 +32,13 @@ export const StreamConstants = {
   ReaderStallMs: 2000,
   /** While a session holds its terminal back, this often it looks again (a reader may have stalled meanwhile). */
   ThrottleCheckMs: 50,
+  /**
+   * After a restart, a terminal taken back from the PTY host is held back as if its clients were still
+   * reading, until the first of them reconnects or this long has passed (restart-hold.ts): long enough
+   * for a client's reconnect with backoff, short enough that a flood nobody comes back for does not wait
+   * long.
+   */
+  RestartHoldMs: 10_000,
 } as const;
 
 export const ScreenConstants = {

@@ -21,6 +21,8 @@ export interface OutputReader {
   pump(): void;
   /** Bytes this reader wants the terminal held back for (0: none; viewers resync instead). */
   throttleLag?(now: number): number;
+  /** An agent's own socket, which holds the terminal back while it reads on (LogCursorOptions). */
+  readonly holdsBackTerminal?: boolean;
 }
 
 export class OutputHub {
@@ -116,6 +118,10 @@ export class LogCursor implements OutputReader {
 
   stop(): void {
     this.stopped = true;
+  }
+
+  get holdsBackTerminal(): boolean {
+    return this.opts.holdsBackTerminal === true;
   }
 
   throttleLag(now: number): number {

@@ -26,6 +26,13 @@ export class OutputLog {
   /** The last spilled segment read back (a cursor reads one segment in several frames). */
   private readBack: { seg: Segment; buf: Buffer } | null = null;
 
+  /**
+   * While set, nothing is evicted: the bytes held may all still be wanted by a reader that is away (the
+   * PTY host with no server attached). Whoever sets it stops appending once `retainedBytes` reaches
+   * `capacity`; what arrives meanwhile is held too, and evicted by the first append after it is cleared.
+   */
+  keepAll = false;
+
   constructor(readonly capacity: number = OutputLogConstants.DefaultCapacityBytes) {
     if (!(capacity > 0)) throw new RangeError('output log capacity must be positive');
   }
@@ -190,6 +197,7 @@ export class OutputLog {
   }
 
   private evict(): void {
+    if (this.keepAll) return;
     while (this.segments.length > 1 && this.total - this.segments[1].start >= this.capacity) {
       const gone = this.segments.shift()!;
       if (gone.buf) continue;

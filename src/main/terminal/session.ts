@@ -15,6 +15,7 @@ import { MarkerScanner, type Marker } from './marker-scanner';
 import { OutputHub, type OutputReader } from './output-hub';
 import { OutputLog } from './output-log';
 import { foregroundPgid, hasProcfs, pidClock, readStat, signalGroup } from './processes';
+import { RestartHold } from './restart-hold';
 import { ScreenMirror, type QueryAnswerSink } from './screen';
 import { runSend, SendActiveError, type SendOptions, type SendResult } from './send';
 import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
@@ -165,6 +166,8 @@ export class Session {
   private shellStartTime: number | undefined;
   private throttled = false;
   private throttleTimer: NodeJS.Timeout | null = null;
+  /** Taken back after a restart: held for the clients of the server that died until one returns. */
+  private restartHold: { reader: RestartHold; timer: NodeJS.Timeout } | null = null;
   /** The pid clock when the shell started (teardown reads only processes younger than it). */
   private pidMark: { pid: number; wraps: number } | undefined;
   /** The session's process group (a cgroup where the machine allows); made when the shell starts. */
@@ -468,6 +471,23 @@ export class Session {
     if (nonce && this.gate && this.spec.identity?.gateHook) this.listenToGate(nonce);
     this.log.startAt(proc.initialOffset);
     this.attachProcess(proc);
+    // Only a terminal read in another process runs ahead of its readers (see checkThrottle).
+    if (proc.throttle) {
+      const reader = new RestartHold(this.log, proc.initialOffset);
+      this.restartHold = { reader, timer: setTimeout(() => this.endRestartHold(), StreamConstants.RestartHoldMs) };
+      this.restartHold.timer.unref();
+      this.hub.attach(reader);
+    }
+  }
+
+  /** A client is back (it holds the terminal back itself from now on), or the wait for them is over. */
+  private endRestartHold(): void {
+    const hold = this.restartHold;
+    if (!hold) return;
+    this.restartHold = null;
+    clearTimeout(hold.timer);
+    this.hub.detach(hold.reader);
+    this.checkThrottle();
   }
 
   private attachProcess(proc: TerminalProcess): void {
@@ -692,6 +712,7 @@ export class Session {
     this.attachments++;
     if (opts.viewer) this.viewerAttachments++;
     if (reader) this.hub.attach(reader);
+    if (reader?.holdsBackTerminal) this.endRestartHold();
     this.touch();
     this.changed();
     let done = false;
@@ -925,6 +946,8 @@ export class Session {
   private dispose(): void {
     if (this.throttleTimer) clearTimeout(this.throttleTimer);
     this.throttleTimer = null;
+    if (this.restartHold) clearTimeout(this.restartHold.timer);
+    this.restartHold = null;
     (this.proc as Partial<AdoptableProcess> | null)?.detach?.();
     this.launch?.dispose();
     if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });

@@ -29,6 +29,8 @@ class NodePtyProcess implements TerminalProcess {
   readonly isTty = true;
   private exited = false;
   private lastDataAt = Date.now();
+  /** Reading is paused (the PTY host holds a terminal nobody reads): what the PTY holds must wait for us. */
+  private paused = false;
   private slaveFd: number | null = null;
   /** Our own writer on the master side (pty-writer.ts); node-pty's only where its descriptor is hidden. */
   private readonly writer: PtyWriter | null;
@@ -50,6 +52,7 @@ class NodePtyProcess implements TerminalProcess {
    * whatever is left (DESTROY_SOCKET_TIMEOUT_MS in its unixTerminal.js). So this process holds a slave
    * descriptor of its own (O_NOCTTY: it never becomes our controlling terminal), and node-pty's destroy
    * is deferred until the master has been silent for DrainQuietMs; then the descriptor is let go.
+   * While reading is paused, silence means nothing: the wait (and its cap) starts over once it resumes.
    */
   private keepReadingAfterExit(): void {
     const internals = this.proc as unknown as { _socket?: { destroy(err?: Error): unknown; destroyed?: boolean }; _pty?: string };
@@ -71,10 +74,13 @@ class NodePtyProcess implements TerminalProcess {
       since ||= Date.now();
       const check = (): void => {
         if (socket.destroyed) return;
-        if (Date.now() - this.lastDataAt >= DrainQuietMs || Date.now() - since >= DrainMaxMs) {
+        if (this.paused) since = Date.now();
+        else if (Date.now() - this.lastDataAt >= DrainQuietMs || Date.now() - since >= DrainMaxMs) {
           this.releaseSlave();
           destroy(err);
-        } else setTimeout(check, DrainQuietMs);
+          return;
+        }
+        setTimeout(check, DrainQuietMs);
       };
       check();
       return socket;
@@ -120,11 +126,17 @@ class NodePtyProcess implements TerminalProcess {
   }
 
   pause(): void {
-    if (!this.exited) this.proc.pause();
+    if (this.exited) return;
+    this.paused = true;
+    this.proc.pause();
   }
 
   resume(): void {
-    if (!this.exited) this.proc.resume();
+    if (this.exited) return;
+    this.paused = false;
+    // The drain after an exit must not take the time spent paused for silence before the first read.
+    this.lastDataAt = Date.now();
+    this.proc.resume();
   }
 
   kill(signal: NodeJS.Signals = 'SIGHUP'): void {

@@ -8,9 +8,13 @@ import type { HostedSessionInfo } from './protocol';
  * One terminal inside the PTY host: the PTY, its output log (absolute offsets, bounded), and at most
  * one attached server, which follows the log with a cursor, as a WebSocket client does in the server.
  *
- * While a server is attached and falls far behind, the PTY is paused: a terminal nobody reads blocks
- * the program writing to it, and the server never loses a byte it was following. With no server
- * attached the host reads on, into its bounded log, so a program never blocks while ptydeck restarts.
+ * The PTY is paused (the program blocks on write, as on any terminal whose reader stalls) whenever
+ * reading on would cost bytes someone may still want:
+ * - a server is attached and far behind (or asks us to hold for a slow client of its own);
+ * - no server is attached and the log is full. The server that went away (a crash, a restart) or its
+ *   clients may want anything the log still holds: a client lags its server, and bytes handed to a
+ *   socket that died were never read. So nothing is evicted until a server attaches again, and it
+ *   catches up from wherever it asks before the PTY is read again.
  */
 export interface OutputSink {
   /** Hands one OUTPUT frame to the connection; `flushed` runs once the kernel has it. */
@@ -23,6 +27,8 @@ interface Attachment {
   sink: OutputSink;
   handle: number;
   cursor: LogCursor;
+  /** This server asked to hold the PTY back for a slow client of its own (its successor has not). */
+  held: boolean;
   exitSent: boolean;
   /** SYNC tokens to answer once the cursor has sent everything read so far. */
   syncs: number[];
@@ -35,8 +41,6 @@ export class HostedSession {
   private readonly hub: OutputHub;
   private attachment: Attachment | null = null;
   private paused = false;
-  /** The server asked to hold the PTY back for a slow client of its own. */
-  private held = false;
   /** When output last arrived (the host's memory budget spills the least recently active first). */
   lastActiveAt = Date.now();
 
@@ -49,6 +53,8 @@ export class HostedSession {
     memory: { noteGrowth(bytes: number): void } | null = null,
   ) {
     this.log = new OutputLog(logBytes);
+    // Until a server attaches (at once, after a spawn), nobody has read anything.
+    this.log.keepAll = true;
     this.startTime = startTime;
     this.hub = new OutputHub(() => this.checkFlow());
     proc.onData((data) => {
@@ -78,6 +84,7 @@ export class HostedSession {
     const att: Attachment = {
       sink,
       handle,
+      held: false,
       exitSent: false,
       syncs: [],
       cursor: new LogCursor({
@@ -95,18 +102,21 @@ export class HostedSession {
       }),
     };
     this.attachment = att;
+    // Its cursor now says what is still wanted: flow control keeps it within the log (checkFlow).
+    this.log.keepAll = false;
     this.hub.attach(att.cursor);
     att.cursor.pump();
     this.checkFlow();
   }
 
-  /** The attached server went away (its connection closed): keep running, reading into the log. */
+  /** The attached server went away (its connection closed): read on only while the log has room. */
   detach(sink?: OutputSink): void {
     const att = this.attachment;
     if (!att || (sink && att.sink !== sink)) return;
     att.cursor.stop();
     this.hub.detach(att.cursor);
     this.attachment = null;
+    this.log.keepAll = true;
     this.checkFlow();
   }
 
@@ -128,7 +138,8 @@ export class HostedSession {
   }
 
   hold(on: boolean): void {
-    this.held = on;
+    if (!this.attachment) return;
+    this.attachment.held = on;
     this.checkFlow();
   }
 
@@ -136,15 +147,20 @@ export class HostedSession {
     return this.attachment?.sink === sink;
   }
 
-  /** Pauses or resumes the PTY by how far the attached server lags; reports the exit once it has every byte. */
+  /**
+   * Pauses or resumes the PTY by how far the attached server lags, or, with none, by whether the log is
+   * full; reports the exit once the server has every byte.
+   */
   private checkFlow(): void {
     const att = this.attachment;
     const lag = att ? this.log.end - att.cursor.offset + att.cursor.unflushed : 0;
     const pauseAbove = Math.min(HostConstants.PauseAboveBytes, this.log.capacity / 2);
-    if (!this.paused && att && (lag > pauseAbove || this.held) && !this.exit) {
+    // With no server, nothing is evicted (keepAll), so a full log stays full until one attaches.
+    const full = this.log.keepAll && this.log.retainedBytes >= this.log.capacity;
+    if (!this.paused && !this.exit && (att ? lag > pauseAbove || att.held : full)) {
       this.paused = true;
       this.proc.pause?.();
-    } else if (this.paused && (!att || (!this.held && lag < Math.min(HostConstants.ResumeBelowBytes, pauseAbove / 2)))) {
+    } else if (this.paused && (att ? !att.held && lag < Math.min(HostConstants.ResumeBelowBytes, pauseAbove / 2) : !full)) {
       this.paused = false;
       this.proc.resume?.();
     }
@@ -158,6 +174,10 @@ export class HostedSession {
   /** Ends the shell if it still runs (the server has torn its tree down already, as a rule). */
   end(): void {
     this.detach();
+    // Nobody will read it again: its program must be able to write its way to the end (and node-pty
+    // to see it exit) rather than wait for a server forever.
+    this.log.keepAll = false;
+    this.checkFlow();
     if (this.exit) return;
     this.proc.kill('SIGHUP');
     const timer = setTimeout(() => {
