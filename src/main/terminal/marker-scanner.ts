@@ -99,7 +99,8 @@ export class MarkerScanner {
           if (j - esc < MaxCsiBytes) return this.keep(buf, esc, base);
           return;
         }
-        if (isQuery(buf.toString('latin1', esc + 2, j), buf[j])) this.onQuery();
+        // Only a query's final byte is worth a string (colours, a sequence in every line, are not).
+        if (QueryFinals.has(buf[j]) && isQuery(buf.toString('latin1', esc + 2, j), buf[j])) this.onQuery();
         pos = j + 1;
         continue;
       }
@@ -145,6 +146,8 @@ function titleEnd(buf: Buffer, from: number): { stop: number; next: number } | n
 }
 
 /** DSR (ESC[5n, ESC[6n, ESC[?6n), DA (ESC[c, ESC[0c, ESC[>c, ESC[=c) and window reports (ESC[14t, ESC[18t). */
+const QueryFinals = new Set([0x6e, 0x63, 0x74]);
+
 function isQuery(params: string, final: number): boolean {
   if (final === 0x6e /* n */) return params === '5' || params === '6' || params === '?6';
   if (final === 0x63 /* c */) return params === '' || params === '0' || params === '>' || params === '>0' || params === '=';

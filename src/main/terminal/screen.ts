@@ -171,7 +171,10 @@ export class ScreenMirror {
       this.queued = null;
       if (this.disposed) return;
       const target = this.log.end;
-      if (this.parsed < this.log.start || target - this.parsed > ScreenConstants.RebuildAboveBytes) {
+      // Nobody waits for an idle catch-up: it only readies a later look, so it never parses more than a
+      // rebuild from the tail would (a session that printed megabytes between its pauses costs one tail).
+      const rebuildAbove = this.urgent > 0 ? ScreenConstants.RebuildAboveBytes : ScreenConstants.IdleRebuildAboveBytes;
+      if (this.parsed < this.log.start || target - this.parsed > rebuildAbove) {
         // Bytes we never parsed are gone, or too many to be worth it: start over from the log's last
         // RebuildTailBytes, at a line start, answering no old query.
         this.term.reset();
