@@ -56,7 +56,10 @@ export function probeForeground(shellPid: number): ForegroundState | null {
   if (!tty) return null;
   const threads: ThreadState[] = [];
   for (const pid of groupMembers(shell.tpgid, shell.session)) {
-    const ttyFds = terminalFds(pid, tty);
+    // Which of its descriptors are the terminal is read only for a thread blocked in a waiting syscall
+    // (a program busy printing, the common case, costs no listing of its descriptors).
+    let fds: Set<number> | null = null;
+    const ttyFds = (): Set<number> => (fds ??= terminalFds(pid, tty));
     let tids: string[];
     try {
       tids = readdirSync(`/proc/${pid}/task`);
@@ -66,7 +69,7 @@ export function probeForeground(shellPid: number): ForegroundState | null {
     for (const tid of tids) {
       const sw = voluntarySwitches(pid, tid);
       if (sw === null) continue;
-      const wait = ttyFds.size > 0 ? terminalWait(pid, tid, ttyFds) : NOT_WAITING;
+      const wait = terminalWait(pid, tid, ttyFds);
       threads.push({ key: `${pid}/${tid}`, voluntarySwitches: sw, waitingOnTerminal: wait.waiting, waitTimed: wait.timed });
     }
   }
@@ -176,7 +179,7 @@ const NOT_WAITING: TerminalWait = { waiting: false, timed: false };
 /** An int argument (poll's and epoll_wait's timeout) as the kernel reads it: the register's low 32 bits, signed. */
 const intArg = (v: bigint): number => Number(BigInt.asIntN(32, v));
 
-function terminalWait(pid: number, tid: string, ttyFds: Set<number>): TerminalWait {
+function terminalWait(pid: number, tid: string, terminalFdsOf: () => Set<number>): TerminalWait {
   let fields: string[];
   try {
     fields = readFileSync(`/proc/${pid}/task/${tid}/syscall`, 'latin1').trim().split(' ');
@@ -187,6 +190,10 @@ function terminalWait(pid: number, tid: string, ttyFds: Set<number>): TerminalWa
   const nr = Number(fields[0]);
   if (!Number.isInteger(nr) || nr < 0 || fields.length < 4) return NOT_WAITING;
   const arg = (i: number): bigint => BigInt(fields[1 + i]);
+  const waits = table.read.includes(nr) || table.select.includes(nr) || table.poll.includes(nr) || table.epoll.includes(nr);
+  if (!waits) return NOT_WAITING;
+  const ttyFds = terminalFdsOf();
+  if (ttyFds.size === 0) return NOT_WAITING;
   const found = (timed: boolean): TerminalWait => ({ waiting: true, timed });
   if (table.read.includes(nr)) return ttyFds.has(Number(arg(0))) ? found(false) : NOT_WAITING;
   if (table.select.includes(nr)) {
