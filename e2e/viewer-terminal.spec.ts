@@ -89,11 +89,11 @@ test('flow control: output far beyond the server’s unacknowledged limit still 
   await openViewer(page, srv);
   await tab(page, id).click();
   await expectTerminalToShow(page, id, '#');
-  // About 590 KB: over twice the 256 KiB the server sends ahead of acks, under the 2 MiB that would
-  // make it resync from a snapshot instead. Without acks the view would freeze near 40000.
-  const done = await agentExec(srv, id, 'seq 1 100000; echo seq-finished');
+  // About 1.7 MB: over the 1 MiB the server sends ahead of acks, under the 2 MiB below which a viewer is
+  // never resynced from a snapshot. Without acks the view would freeze near 150000.
+  const done = await agentExec(srv, id, 'seq 1 250000; echo seq-finished');
   expect(done.status).toBe(200);
-  await expectTerminalToShow(page, id, /^100000\nseq-finished$/m);
+  await expectTerminalToShow(page, id, /^250000\nseq-finished$/m);
 });
 
 test('your own terminal follows the window; an agent’s keeps its size when you watch, type or take over', async ({ page, srv }) => {
