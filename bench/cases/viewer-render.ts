@@ -17,11 +17,11 @@ import { fmtMiBs, fmtRatio, type Row } from '../lib/table';
  * With the WebGL renderer and with the DOM fallback (`?renderer=dom`).
  *
  * Baseline: the same bytes (what the PTY delivers, `\n` as `\r\n`) written into a bare xterm.js of the
- * same size, font and scrollback on a blank page in the same browser, with the same 256 KiB window the
+ * same size, font and scrollback on a blank page in the same browser, with the same 1 MiB window the
  * server allows a viewer, until the last write callback and two frames: what xterm.js itself can do
  * with that renderer here, without server, socket, React or acks.
  *
- * The viewer's flow control is lossy by design (a viewer more than 2 MiB behind is resynced from a
+ * The viewer's flow control is lossy by design (a viewer more than 2 MiB behind, too slow to catch up within half a second, is resynced from a
  * snapshot instead of fed the backlog), so the page counts `resync` frames: with resyncs the viewer did
  * not parse every byte, and the figure says so.
  */
@@ -79,7 +79,7 @@ export const viewerRenderCase: BenchCase = {
         if (resyncs) {
           notes.push(
             `Viewer rendering (${renderer}): the server resynced the viewer ${resyncs} time(s) in ${runs.ours.length} run(s) and the page received ${receivedPct}% of the stream's bytes: ` +
-              'a viewer more than 2 MiB behind gets a fresh snapshot instead of the backlog (by design, a viewer never holds back the shell), so it rendered less than the bare xterm.js did.',
+              'a viewer more than 2 MiB behind that cannot catch up within half a second gets a fresh snapshot instead of the backlog (by design, a viewer never holds back the shell), so it rendered less than the bare xterm.js did.',
           );
         }
         rows.push({
@@ -153,7 +153,7 @@ const BARE_ORIGIN = 'http://bench.invalid';
 
 /**
  * In the bare page: a terminal like the viewer's (font, size, scrollback), the renderer asked for, then
- * the payload through the viewer's window (at most 256 KiB written and not yet parsed, 64 KiB frames).
+ * the payload through the viewer's window (at most 1 MiB written and not yet parsed, 64 KiB frames).
  */
 const BARE_WRITE = `async function (kind) {
   const term = new Terminal({
@@ -170,7 +170,7 @@ const BARE_WRITE = `async function (kind) {
   await new Promise(function (resolve) {
     let at = 0, inflight = 0;
     function pump() {
-      while (inflight < 4 && at < data.length) {
+      while (inflight < 16 && at < data.length) {
         const chunk = data.subarray(at, at + 65536);
         at += chunk.length;
         inflight++;

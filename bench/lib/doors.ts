@@ -110,7 +110,7 @@ export async function attachExecd(srv: BenchServer, id: string, check: StreamChe
 }
 
 /**
- * The viewer's socket: a JSON snapshot, then binary frames. The server keeps at most 256 KiB
+ * The viewer's socket: a JSON snapshot, then binary frames. The server keeps at most 1 MiB
  * unacknowledged, so this client acks every frame as soon as it has consumed it, as a viewer that
  * parses instantly would; `resync` means the server skipped output for it.
  */

@@ -101,7 +101,7 @@ and rate limits raised).
    counts the view socket's \`resync\` frames and the output bytes it received: a viewer more than 2 MiB
    behind is sent a fresh snapshot instead of the backlog, so with resyncs it rendered only part of the
    stream (the share is shown). *Baseline:* the same bytes written into a bare xterm.js (same size, font,
-   scrollback and renderer) on a blank page in the same browser, with the viewer's 256 KiB window,
+   scrollback and renderer) on a blank page in the same browser, with the viewer's 1 MiB window,
    until the last write callback and two frames.
 7. **Restart (PTY host).** A server holds 20 sessions (each printed \`seq 1 20000\`) while a 21st streams
    64 MiB to an execd client; the server is killed with SIGKILL once a few MiB are through and started
