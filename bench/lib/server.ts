@@ -79,7 +79,14 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
   };
   proc.stdout!.on('data', keep);
   proc.stderr!.on('data', keep);
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  let stopping = false;
+  const exited = new Promise<void>((resolve) =>
+    proc.once('exit', (code, signal) => {
+      // A server that dies under a case is a finding: say so with what it printed last.
+      if (!stopping) process.stderr.write(`bench: the server (pid ${proc.pid}) exited unexpectedly (code ${code}, signal ${signal}); its last output:\n${tail}\n`);
+      resolve();
+    }),
+  );
 
   // tmux-backed sessions outlive the server by design (they are its durable terminals): end the
   // server's own tmux server too, by its socket in this home, or its shells would run on.
@@ -92,6 +99,7 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
   const undo = onCleanup(
     async () => {
       if (handedOver) return;
+      stopping = true;
       if (proc.exitCode === null && proc.signalCode === null) {
         proc.kill('SIGTERM');
         const killer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
@@ -106,6 +114,7 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
     },
     () => {
       if (handedOver) return;
+      stopping = true;
       const host = hostPidOf(home);
       if (host) process.kill(host, 'SIGKILL');
       proc.kill('SIGKILL');
@@ -176,6 +185,7 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
     hostPid: () => hostPidOf(home),
     cwd,
     async crash() {
+      stopping = true;
       proc.kill('SIGKILL');
       await exited;
       handedOver = true;
