@@ -47,8 +47,12 @@ export interface ForegroundState {
   threads: ThreadState[];
 }
 
-/** The foreground group of the shell's terminal and what each of its threads is doing, or null when unknown. */
-export function probeForeground(shellPid: number): ForegroundState | null {
+/**
+ * The foreground group of the shell's terminal and what each of its threads is doing, or null when unknown.
+ * `waits: false` reads only who is there and their switch counts (a baseline to compare later looks
+ * with needs no more), skipping what each thread waits on.
+ */
+export function probeForeground(shellPid: number, { waits = true }: { waits?: boolean } = {}): ForegroundState | null {
   if (!kernelProbeAvailable) return null;
   const shell = readStat(shellPid);
   if (!shell || shell.tpgid <= 0) return null;
@@ -69,7 +73,7 @@ export function probeForeground(shellPid: number): ForegroundState | null {
     for (const tid of tids) {
       const sw = voluntarySwitches(pid, tid);
       if (sw === null) continue;
-      const wait = terminalWait(pid, tid, ttyFds);
+      const wait = waits ? terminalWait(pid, tid, ttyFds) : NOT_WAITING;
       threads.push({ key: `${pid}/${tid}`, voluntarySwitches: sw, waitingOnTerminal: wait.waiting, waitTimed: wait.timed });
     }
   }

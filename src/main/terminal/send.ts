@@ -103,7 +103,8 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
   const marker = await session.screen.markCursor();
   const pid = session.pid;
   const kernel = kernelProbeAvailable && pid !== null && session.mode === 'pty';
-  const baseline = kernel ? probeForeground(pid!) : null;
+  // Only who is in the foreground and how often each thread has blocked: a wait counts if it began after this.
+  const baseline = kernel ? probeForeground(pid!, { waits: false }) : null;
   const writeOffset = session.log.end;
   // A prompt counts only as the end of a prompt cycle that began after the write (D, then B): a prompt
   // that was still being drawn when the text went in is not an answer to it.

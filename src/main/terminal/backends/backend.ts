@@ -57,6 +57,8 @@ export interface TerminalProcess {
    * reader has drained the PTY). Absent where that cannot be known (tmux relays through files).
    */
   drain?(): Promise<void>;
+  /** Reads, at once, whatever the terminal holds for its reader, bytes still on their way included. */
+  readNow?(): void;
   /**
    * Holds the terminal back (true) or lets it go (false) on behalf of a slow reader in this process;
    * only a terminal read in another process needs it (the PTY host).

@@ -1,4 +1,4 @@
-import { closeSync, constants as fsConstants, openSync } from 'node:fs';
+import { closeSync, constants as fsConstants, openSync, readFileSync, readSync } from 'node:fs';
 import * as pty from 'node-pty';
 import type { Backend, ProcessExit, SpawnSpec, TerminalProcess } from './backend';
 import { PtyWriter } from './pty-writer';
@@ -23,6 +23,19 @@ export class NodePtyBackend implements Backend {
 
 /** After the child exits, how long the PTY must stay silent before it is let go, and the cap. */
 const DrainQuietMs = 50;
+/** readNow: one read's size and how many at most (a program printing on would keep it reading). */
+const ReadNowBytes = 64 * 1024;
+const ReadNowMaxReads = 16;
+
+/** O_NONBLOCK on the descriptor, from /proc (without it a read of our own could block the loop): false when unknown. */
+function isNonBlocking(fd: number): boolean {
+  try {
+    const m = /^flags:\s+([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'latin1'));
+    return m !== null && (parseInt(m[1], 8) & fsConstants.O_NONBLOCK) !== 0;
+  } catch {
+    return false;
+  }
+}
 const DrainMaxMs = 5000;
 
 class NodePtyProcess implements TerminalProcess {
@@ -34,10 +47,16 @@ class NodePtyProcess implements TerminalProcess {
   private slaveFd: number | null = null;
   /** Our own writer on the master side (pty-writer.ts); node-pty's only where its descriptor is hidden. */
   private readonly writer: PtyWriter | null;
+  /** The master, where a read of our own never blocks (non-blocking descriptor), else null. */
+  private readonly masterFd: number | null;
+  private readonly listeners: ((data: Buffer, channel: number) => void)[] = [];
 
   constructor(private readonly proc: pty.IPty) {
     const fd = (proc as unknown as { fd?: unknown }).fd;
-    this.writer = typeof fd === 'number' && fd >= 0 ? new PtyWriter(fd) : null;
+    const master = typeof fd === 'number' && fd >= 0 ? fd : null;
+    this.writer = master !== null ? new PtyWriter(master) : null;
+    this.masterFd = master !== null && isNonBlocking(master) ? master : null;
+    this.proc.onData((d: string | Buffer) => this.deliver(typeof d === 'string' ? Buffer.from(d, 'utf8') : d));
     this.keepReadingAfterExit();
   }
 
@@ -122,7 +141,36 @@ class NodePtyProcess implements TerminalProcess {
    * descriptor until it would block), and onData runs before the check phase resolves this.
    */
   drain(): Promise<void> {
+    this.readNow();
     return new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * What a program wrote may not be readable at the master yet: the kernel moves it there in a worker
+   * (flush_to_ldisc), which epoll does not wait for, so the loop's poll can find nothing while the bytes
+   * are on their way (a program that printed its question and blocked, seen blocked before the question
+   * arrived). A read of the master waits for that work before it answers EAGAIN (n_tty_read flushes the
+   * terminal's pending buffers first), so one read of our own takes everything written before it.
+   * Delivered in order: node-pty's own stream has emitted all it read, and reads nothing in between.
+   */
+  readNow(): void {
+    if (this.masterFd === null || this.paused || this.exited) return;
+    const buf = Buffer.allocUnsafe(ReadNowBytes);
+    for (let i = 0; i < ReadNowMaxReads; i++) {
+      let n: number;
+      try {
+        n = readSync(this.masterFd, buf, 0, buf.length, null);
+      } catch {
+        return; // EAGAIN: nothing more; EIO: the slave side is gone
+      }
+      if (n <= 0) return;
+      this.deliver(Buffer.from(buf.subarray(0, n)));
+    }
+  }
+
+  private deliver(data: Buffer): void {
+    this.lastDataAt = Date.now();
+    for (const l of this.listeners) l(data, 1);
   }
 
   pause(): void {
@@ -151,11 +199,8 @@ class NodePtyProcess implements TerminalProcess {
   }
 
   onData(listener: (data: Buffer, channel: number) => void): void {
-    // With `encoding: null` node-pty hands out Buffers, whatever its typings say.
-    this.proc.onData((d: string | Buffer) => {
-      this.lastDataAt = Date.now();
-      listener(typeof d === 'string' ? Buffer.from(d, 'utf8') : d, 1);
-    });
+    // With `encoding: null` node-pty hands out Buffers, whatever its typings say (see the constructor).
+    this.listeners.push(listener);
   }
 
   onExit(listener: (exit: ProcessExit) => void): void {

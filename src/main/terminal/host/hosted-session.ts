@@ -125,6 +125,8 @@ export class HostedSession {
    * the loop reads the PTY dry (its poll phase), the flush sends it, and SYNCED follows those frames.
    */
   sync(sink: OutputSink, token: number): void {
+    // Bytes on their way to the master (node-pty-backend.ts readNow) are read before the loop turns.
+    this.proc.readNow?.();
     setImmediate(() => {
       const att = this.attachment;
       if (!att || att.sink !== sink) {
