@@ -7,6 +7,11 @@ import { MemoryConstants } from './constants';
  * per session is bounded by configuration; this bounds the sum, so a hundred busy sessions cost what
  * the budget says, not a hundred times the largest one.
  *
+ * Whatever the total, a screen nobody watches or used for UnusedScreenMs is dropped (it is most of a
+ * session's memory and worth nothing until someone looks again: the next look rebuilds it), and a
+ * session quiet for IdleLogMs keeps only MinHotTailBytes of its log in memory (the rest is read back
+ * from disk by whoever asks for it, which for a quiet session is rare).
+ *
  * Over budget, in this order (least recently active sessions first):
  *   1. screens nobody watches are dropped: the next look rebuilds them from the log's tail;
  *   2. cold log segments go to disk, each session keeping its newest HotTailBytes in memory: a replay
@@ -18,8 +23,8 @@ export interface BudgetedSession {
   readonly logResidentBytes: number;
   /** Memory of its headless screen (0 without one). */
   readonly screenBytes: number;
-  /** Drops the screen if nobody uses it now; returns the bytes freed. */
-  dropScreen(): number;
+  /** Drops the screen if nobody watches it and it was not used for `unusedForMs`; returns the bytes freed. */
+  dropScreen(unusedForMs?: number): number;
   /** Moves cold log segments to disk until `wanted` bytes are freed (keeping the hot tail); returns the bytes freed. */
   spillLog(keepBytes: number, wanted: number, dir: string | null): number;
 }
@@ -53,8 +58,14 @@ export class MemoryBudget {
     this.grown = 0;
     const all = this.sessions();
     let held = 0;
-    for (const s of all) held += s.logResidentBytes + s.screenBytes;
-    const before = held;
+    let dropped = 0;
+    const quietSince = Date.now() - MemoryConstants.IdleLogMs;
+    for (const s of all) {
+      dropped += s.dropScreen(MemoryConstants.UnusedScreenMs);
+      if (s.lastActiveAt < quietSince) dropped += s.spillLog(MemoryConstants.MinHotTailBytes, Infinity, this.spillDir);
+      held += s.logResidentBytes + s.screenBytes;
+    }
+    const before = held + dropped;
     if (held > this.limitBytes) {
       const byAge = [...all].sort((a, b) => a.lastActiveAt - b.lastActiveAt);
       for (const s of byAge) {
