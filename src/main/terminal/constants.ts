@@ -99,6 +99,16 @@ export const MemoryConstants = {
    * more than the hot tail have anything to write.
    */
   IdleLogMs: 5_000,
+  /**
+   * Once the budget has let go of this fraction of itself, a collection is started so the memory is
+   * really freed (memory-budget.ts, collect.ts), at most every CollectEveryMs: a full collection costs
+   * CPU in proportion to the heap (tens of milliseconds for a server with a hundred sessions, mostly on
+   * V8's helper threads), and under a long flood V8 collects often by itself. The PTY host's heap is a
+   * few MiB and everything it reads is garbage a moment later: it collects more often.
+   */
+  CollectAfterFreeing: 8,
+  CollectEveryMs: 1000,
+  HostCollectEveryMs: 250,
 } as const;
 
 /**

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { collectSoon } from './collect';
 import { MemoryConstants } from './constants';
 
 /**
@@ -16,6 +17,9 @@ import { MemoryConstants } from './constants';
  *   1. screens nobody watches are dropped: the next look rebuilds them from the log's tail;
  *   2. cold log segments go to disk, each session keeping its newest HotTailBytes in memory: a replay
  *      or a slow client's backlog reads them back from there.
+ *
+ * What it lets go of is garbage until V8 collects it, so once a good part of the budget has been let
+ * go of, a collection is started (collect.ts): otherwise the memory stays allocated for a long while.
  */
 export interface BudgetedSession {
   readonly lastActiveAt: number;
@@ -33,12 +37,18 @@ export class MemoryBudget {
   private grown = 0;
   private scheduled = false;
   private readonly timer: NodeJS.Timeout;
+  /** Let go of since the last collection was started, and when that was. */
+  private freedSinceCollect = 0;
+  private collectedAt = 0;
 
   constructor(
-    readonly limitBytes: number,
+    /** Settable: the PTY host takes the budget of the server that spawns in it. */
+    public limitBytes: number,
     private readonly sessions: () => BudgetedSession[],
     /** Where spilled segments go (a private directory); null: the system's temporary directory. */
     private readonly spillDir: string | null,
+    /** At most one collection started per this long (collect.ts): it costs about the heap's size. */
+    private readonly collectEveryMs: number = MemoryConstants.CollectEveryMs,
   ) {
     this.timer = setInterval(() => this.enforce(), MemoryConstants.CheckMs);
     this.timer.unref();
@@ -78,6 +88,13 @@ export class MemoryBudget {
         if (held <= this.limitBytes) break;
         held -= s.spillLog(keep, held - this.limitBytes, this.spillDir);
       }
+    }
+    this.freedSinceCollect += before - held;
+    const now = Date.now();
+    if (this.freedSinceCollect >= this.limitBytes / MemoryConstants.CollectAfterFreeing && now - this.collectedAt >= this.collectEveryMs) {
+      this.freedSinceCollect = 0;
+      this.collectedAt = now;
+      collectSoon();
     }
     return { heldBytes: held, freedBytes: before - held };
   }
