@@ -39,7 +39,9 @@ export interface BenchServer {
 const REPO = join(__dirname, '..', '..');
 
 /**
- * Limits every case needs raised: 100 sessions at once, created faster than 120 a minute, many sockets.
+ * Limits every case needs raised: 100 sessions at once, created faster than 120 a minute, many sockets
+ * (50 opened in one go: more than the default cap on connections that have not authenticated yet, which
+ * then closes the oldest of them mid-upgrade, on a loaded machine).
  * And the backend pinned to the PTY host (the default, `auto`; pinned so that a host that cannot start
  * fails the case instead of quietly measuring node-pty in the server): cases that measure another
  * backend ask for it explicitly.
@@ -51,6 +53,7 @@ export const BenchLimits: Record<string, string> = {
   AIO_SHELL_MAX_SESSIONS: '250',
   PTYDECK_MAX_CREATES_PER_MINUTE: '100000',
   PTYDECK_MAX_SOCKETS: '1000',
+  PTYDECK_MAX_UNAUTHENTICATED_CONNECTIONS: '1000',
 };
 
 /** `nodeArgs`: extra flags for the server's node (e.g. --cpu-prof while investigating a figure). */

@@ -73,8 +73,16 @@ export const ScreenConstants = {
    * snapshot, a viewport) takes CatchUpChunkBytes steps.
    */
   IdleCatchUpSliceBytes: 32 * 1024,
-  /** Approximate bytes per cell of the headless buffer (xterm keeps three 32-bit words a cell). */
-  BytesPerCell: 12,
+  /**
+   * What a line of the headless buffer costs: xterm keeps three 32-bit words a cell in a typed array
+   * of the line's own, and each line is also a few JS objects and an allocation of its own. Measured
+   * (RSS of 20 screens with full 5,000-line scrollbacks, 80 to 250 columns): 12.8 bytes a cell plus
+   * about 900 bytes a line; 2.4 KiB a line at 120 columns, where cells alone would say 1.4 KiB.
+   */
+  BytesPerCell: 13,
+  BytesPerLine: 900,
+  /** Screens parsing at once, process-wide (screen.ts ParseSlots). */
+  ParsingAtOnce: 1,
 } as const;
 
 export const MemoryConstants = {
@@ -91,9 +99,31 @@ export const MemoryConstants = {
    */
   HotTailBytes: 1024 * 1024,
   MinHotTailBytes: 256 * 1024,
-  /** The budget is checked this often, and whenever logs grew by a sixteenth of it since the last check. */
+  /** The budget is checked this often, and whenever logs and screens grew by a sixteenth of it since the last check. */
   CheckMs: 1000,
   GrowthChecksPerBudget: 16,
+  /**
+   * A headless screen nobody watches and nobody asked for in this long is dropped, within budget or not.
+   * Long enough that an agent polling the screen, or the overview glancing at a session, keeps it;
+   * short enough that a hundred screens made once by sockets that came and went do not stay.
+   */
+  UnusedScreenMs: 30_000,
+  /**
+   * A session with no output and no use for this long keeps only MinHotTailBytes of its log in memory.
+   * Each byte goes to disk at most once however often a session pauses, and only sessions that printed
+   * more than the hot tail have anything to write.
+   */
+  IdleLogMs: 5_000,
+  /**
+   * Once the budget has let go of this fraction of itself, a collection is started so the memory is
+   * really freed (memory-budget.ts, collect.ts), at most every CollectEveryMs: a full collection costs
+   * CPU in proportion to the heap (tens of milliseconds for a server with a hundred sessions, mostly on
+   * V8's helper threads), and under a long flood V8 collects often by itself. The PTY host's heap is a
+   * few MiB and everything it reads is garbage a moment later: it collects more often.
+   */
+  CollectAfterFreeing: 8,
+  CollectEveryMs: 1000,
+  HostCollectEveryMs: 250,
 } as const;
 
 /**

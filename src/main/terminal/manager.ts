@@ -167,7 +167,7 @@ export class SessionManager {
     this.nativeRecords = stateDir ? new NativeSessionRecords(stateDir) : null;
     this.memory = new MemoryBudget(this.config.memoryBudgetBytes, () => this.list(), spillDirIn(stateDir));
     if (stateDir && (backend === 'auto' || backend === 'host') && hostEntryPath()) {
-      this.backends.durable.host = new HostBackend(stateDir);
+      this.backends.durable.host = new HostBackend(stateDir, this.config.memoryBudgetBytes);
     }
     // tmux when asked for; under `auto` too while tmux sessions of an earlier ptydeck are recorded, so they come back.
     const tmuxRecorded = stateDir !== null && existsSync(join(stateDir, 'tmux-sessions.json'));

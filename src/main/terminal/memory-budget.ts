@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { collectSoon } from './collect';
 import { MemoryConstants } from './constants';
 
 /**
@@ -7,10 +8,18 @@ import { MemoryConstants } from './constants';
  * per session is bounded by configuration; this bounds the sum, so a hundred busy sessions cost what
  * the budget says, not a hundred times the largest one.
  *
+ * Whatever the total, a screen nobody watches or used for UnusedScreenMs is dropped (it is most of a
+ * session's memory and worth nothing until someone looks again: the next look rebuilds it), and a
+ * session quiet for IdleLogMs keeps only MinHotTailBytes of its log in memory (the rest is read back
+ * from disk by whoever asks for it, which for a quiet session is rare).
+ *
  * Over budget, in this order (least recently active sessions first):
  *   1. screens nobody watches are dropped: the next look rebuilds them from the log's tail;
  *   2. cold log segments go to disk, each session keeping its newest HotTailBytes in memory: a replay
  *      or a slow client's backlog reads them back from there.
+ *
+ * What it lets go of is garbage until V8 collects it, so once a good part of the budget has been let
+ * go of, a collection is started (collect.ts): otherwise the memory stays allocated for a long while.
  */
 export interface BudgetedSession {
   readonly lastActiveAt: number;
@@ -18,8 +27,8 @@ export interface BudgetedSession {
   readonly logResidentBytes: number;
   /** Memory of its headless screen (0 without one). */
   readonly screenBytes: number;
-  /** Drops the screen if nobody uses it now; returns the bytes freed. */
-  dropScreen(): number;
+  /** Drops the screen if nobody watches it and it was not used for `unusedForMs`; returns the bytes freed. */
+  dropScreen(unusedForMs?: number): number;
   /** Moves cold log segments to disk until `wanted` bytes are freed (keeping the hot tail); returns the bytes freed. */
   spillLog(keepBytes: number, wanted: number, dir: string | null): number;
 }
@@ -28,12 +37,18 @@ export class MemoryBudget {
   private grown = 0;
   private scheduled = false;
   private readonly timer: NodeJS.Timeout;
+  /** Let go of since the last collection was started, and when that was. */
+  private freedSinceCollect = 0;
+  private collectedAt = 0;
 
   constructor(
-    readonly limitBytes: number,
+    /** Settable: the PTY host takes the budget of the server that spawns in it. */
+    public limitBytes: number,
     private readonly sessions: () => BudgetedSession[],
     /** Where spilled segments go (a private directory); null: the system's temporary directory. */
     private readonly spillDir: string | null,
+    /** At most one collection started per this long (collect.ts): it costs about the heap's size. */
+    private readonly collectEveryMs: number = MemoryConstants.CollectEveryMs,
   ) {
     this.timer = setInterval(() => this.enforce(), MemoryConstants.CheckMs);
     this.timer.unref();
@@ -53,8 +68,14 @@ export class MemoryBudget {
     this.grown = 0;
     const all = this.sessions();
     let held = 0;
-    for (const s of all) held += s.logResidentBytes + s.screenBytes;
-    const before = held;
+    let dropped = 0;
+    const quietSince = Date.now() - MemoryConstants.IdleLogMs;
+    for (const s of all) {
+      dropped += s.dropScreen(MemoryConstants.UnusedScreenMs);
+      if (s.lastActiveAt < quietSince) dropped += s.spillLog(MemoryConstants.MinHotTailBytes, Infinity, this.spillDir);
+      held += s.logResidentBytes + s.screenBytes;
+    }
+    const before = held + dropped;
     if (held > this.limitBytes) {
       const byAge = [...all].sort((a, b) => a.lastActiveAt - b.lastActiveAt);
       for (const s of byAge) {
@@ -67,6 +88,13 @@ export class MemoryBudget {
         if (held <= this.limitBytes) break;
         held -= s.spillLog(keep, held - this.limitBytes, this.spillDir);
       }
+    }
+    this.freedSinceCollect += before - held;
+    const now = Date.now();
+    if (this.freedSinceCollect >= this.limitBytes / MemoryConstants.CollectAfterFreeing && now - this.collectedAt >= this.collectEveryMs) {
+      this.freedSinceCollect = 0;
+      this.collectedAt = now;
+      collectSoon();
     }
     return { heldBytes: held, freedBytes: before - held };
   }

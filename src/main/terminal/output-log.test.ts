@@ -73,4 +73,24 @@ describe('OutputLog', () => {
     for (let i = 0; i < 100; i++) log.append(Buffer.alloc(100_000, 65));
     expect(log.read(log.end - 10).toString()).toBe('AAAAAAAAAA');
   });
+
+  test('a session that streams on while its cold segments keep going to disk: the spill file stays within the log capacity, every byte held reads back', () => {
+    const cap = 1024 * 1024;
+    const log = new OutputLog(cap);
+    // Each byte says where it is, so any range read back can be checked.
+    const at = (offset: number): number => (offset * 7 + (offset >>> 11)) & 255;
+    const chunk = (from: number, n: number): Buffer => Buffer.from(Array.from({ length: n }, (_, i) => at(from + i)));
+    let largest = 0;
+    for (let i = 0; i < 400; i++) {
+      log.append(chunk(log.end, 50_000 + (i % 7) * 1000));
+      log.spillCold(64 * 1024, Infinity);
+      largest = Math.max(largest, log.spillFileBytes);
+    }
+    // Appended, the file would hold everything ever spilled: ~20 MiB.
+    expect(log.end).toBeGreaterThan(20 * cap);
+    expect(largest).toBeGreaterThan(cap / 2);
+    expect(largest).toBeLessThanOrEqual(cap + 2 * 256 * 1024);
+    expect(log.read(log.start).equals(chunk(log.start, log.end - log.start))).toBe(true);
+    expect(log.read(log.start + 1234, log.start + 345_678).equals(chunk(log.start + 1234, 345_678 - 1234))).toBe(true);
+  });
 });

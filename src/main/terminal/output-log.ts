@@ -1,4 +1,4 @@
-import { closeSync, ftruncateSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OutputLogConstants } from './constants';
@@ -12,7 +12,7 @@ import { OutputLogConstants } from './constants';
  *
  * Segments start small and double up to SegmentBytes, so an idle session costs a few KiB, not the capacity.
  *
- * Under a memory budget (log-budget.ts), whole cold segments can be spilled to a file: they keep their
+ * Under a memory budget (memory-budget.ts), whole cold segments can be spilled to a file: they keep their
  * offsets and are read back from disk when asked for (a slow client's backlog, a replay), so memory holds
  * only each session's hot tail while the log still holds its full capacity.
  */
@@ -51,9 +51,14 @@ export class OutputLog {
     return this.total - this.start;
   }
 
-  /** Bytes of memory the log holds (segments not spilled, at their allocated size). */
+  /** Size of the file spilled segments are in (0 without one). */
+  get spillFileBytes(): number {
+    return this.spillFile?.bytes ?? 0;
+  }
+
+  /** Bytes of memory the log holds (segments not spilled, at their allocated size, and the one read back). */
   get residentBytes(): number {
-    let n = 0;
+    let n = this.readBack?.buf.length ?? 0;
     for (const seg of this.segments) if (seg.buf) n += seg.buf.length;
     return n;
   }
@@ -63,14 +68,16 @@ export class OutputLog {
    * `wanted` bytes of memory are freed. Returns the bytes freed. A write that fails frees nothing.
    */
   spillCold(keepBytes: number, wanted: number, dir: string | null = null): number {
-    let freed = 0;
+    // The segment read back last is a copy of what is on disk already: the cheapest memory to give back.
+    let freed = this.readBack?.buf.length ?? 0;
+    this.readBack = null;
     const hotFrom = this.total - keepBytes;
     for (const seg of this.segments) {
       if (freed >= wanted) break;
       if (!seg.buf || seg.used !== seg.buf.length || seg.start + seg.used > hotFrom) continue;
       try {
-        this.spillFile ??= new SpillFile(dir);
-        seg.spillAt = this.spillFile.append(seg.buf.subarray(0, seg.used));
+        this.spillFile ??= new SpillFile(dir, this.capacity + 2 * OutputLogConstants.SegmentBytes);
+        this.spillFile.write(seg.buf.subarray(0, seg.used), seg.start);
       } catch {
         return freed;
       }
@@ -85,7 +92,7 @@ export class OutputLog {
     if (seg.buf) return seg.buf;
     if (this.readBack?.seg === seg) return this.readBack.buf;
     const buf = Buffer.allocUnsafe(seg.used);
-    this.spillFile!.read(buf, seg.spillAt!);
+    this.spillFile!.read(buf, seg.start);
     this.readBack = { seg, buf };
     return buf;
   }
@@ -202,7 +209,7 @@ export class OutputLog {
       const gone = this.segments.shift()!;
       if (gone.buf) continue;
       if (this.readBack?.seg === gone) this.readBack = null;
-      // The file only grows while spilled segments remain; with none left it starts over.
+      // With no spilled segment left, the file is emptied (its disk space given back).
       if (--this.spilledSegments === 0) this.spillFile?.reset();
     }
     // A single oversized segment never exceeds capacity by construction (segments are <= capacity).
@@ -213,18 +220,13 @@ export class OutputLog {
 
 interface Segment {
   start: number;
-  /** Null once spilled to disk (then `spillAt` says where). */
+  /** Null once spilled to disk (its bytes are in the spill file, at its offset). */
   buf: Buffer | null;
   used: number;
   /** Allocated size (kept when the buffer is spilled: the next segment doubles from it). */
   size: number;
-  spillAt?: number;
 }
 
-/**
- * An append-only file for one log's spilled segments, unlinked as soon as it is opened: only this
- * process can reach it (0600 in a 0700 directory, then no name at all), and a crash leaves nothing behind.
- */
 /** A spill file's descriptor is closed when its log is collected: a door may read a closed session's log for a while. */
 const spillFiles = new FinalizationRegistry<number>((fd) => {
   try {
@@ -234,11 +236,22 @@ const spillFiles = new FinalizationRegistry<number>((fd) => {
   }
 });
 
+/**
+ * One log's spilled segments, in a file unlinked as soon as it is opened: only this process can reach
+ * it (0600 in a 0700 directory, then no name at all), and a crash leaves nothing behind.
+ *
+ * Bytes sit at their log offset modulo `ringBytes`. The log never holds more than its capacity plus a
+ * segment, so two bytes it still holds never share a place, and the file never grows past `ringBytes`
+ * however long a session streams while its older segments keep going to disk (appended, the file grew
+ * by everything spilled until the log had no spilled segment left, which a busy session never reaches).
+ */
 class SpillFile {
   private readonly fd: number;
-  private size = 0;
 
-  constructor(dir: string | null) {
+  constructor(
+    dir: string | null,
+    private readonly ringBytes: number,
+  ) {
     const where = mkdtempSync(join(dir ?? tmpdir(), 'ptydeck-spill-'));
     const path = join(where, 'log');
     try {
@@ -250,18 +263,25 @@ class SpillFile {
     spillFiles.register(this, this.fd);
   }
 
-  append(bytes: Buffer): number {
-    const at = this.size;
-    let done = 0;
-    while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done, at + done);
-    this.size += bytes.length;
-    return at;
+  get bytes(): number {
+    return fstatSync(this.fd).size;
   }
 
-  read(into: Buffer, at: number): void {
+  /** Writes the bytes that start at log offset `offset`. */
+  write(bytes: Buffer, offset: number): void {
+    let done = 0;
+    while (done < bytes.length) {
+      const at = (offset + done) % this.ringBytes;
+      done += writeSync(this.fd, bytes, done, Math.min(bytes.length - done, this.ringBytes - at), at);
+    }
+  }
+
+  /** Reads the bytes that start at log offset `offset` (as many as `into` holds). */
+  read(into: Buffer, offset: number): void {
     let done = 0;
     while (done < into.length) {
-      const n = readSync(this.fd, into, done, into.length - done, at + done);
+      const at = (offset + done) % this.ringBytes;
+      const n = readSync(this.fd, into, done, Math.min(into.length - done, this.ringBytes - at), at);
       if (n <= 0) throw new Error('spilled output is missing from its file');
       done += n;
     }
@@ -269,6 +289,5 @@ class SpillFile {
 
   reset(): void {
     ftruncateSync(this.fd, 0);
-    this.size = 0;
   }
 }

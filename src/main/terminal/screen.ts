@@ -15,6 +15,41 @@ const cjs = <T>(ns: unknown): T => ((ns as { default?: T }).default ?? ns) as T;
 const { Terminal } = cjs<{ Terminal: typeof HeadlessTerminal }>(headlessModule);
 const { SerializeAddon } = cjs<{ SerializeAddon: typeof SerializeAddonType }>(serializeModule);
 
+/**
+ * Screens that may be parsing at once, in the whole process. Parsing is CPU-bound on this one thread,
+ * so running many at once finishes none sooner; it only holds many half-built screens at the same time
+ * (fifty sockets attaching together were fifty 12 MiB screens, 600 MiB, before the first was done and
+ * could be let go). One at a time, each is done, used and released before the next grows.
+ */
+class ParseSlots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(slots: number) {
+    this.free = slots;
+  }
+
+  /** Resolves with the function that gives the slot back. */
+  take(): Promise<() => void> {
+    return new Promise((resolve) => {
+      let given = false;
+      const give = (): void => {
+        if (given) return;
+        given = true;
+        const next = this.waiting.shift();
+        if (next) next();
+        else this.free++;
+      };
+      if (this.free > 0) {
+        this.free--;
+        resolve(give);
+      } else this.waiting.push(() => resolve(give));
+    });
+  }
+}
+
+const parseSlots = new ParseSlots(ScreenConstants.ParsingAtOnce);
+
 /** Where the answers to terminal queries go (the PTY), and whether it is taking input at the moment. */
 export interface QueryAnswerSink {
   write(reply: string): void;
@@ -64,8 +99,16 @@ export class ScreenMirror {
   private idleTimer: NodeJS.Timeout | null = null;
   private lastOutputAt = 0;
   private disposed = false;
+  /** Resolves when the screen is disposed: a parse step in flight then stops waiting for a terminal that is gone. */
+  private readonly gone: Promise<void>;
+  private markGone!: () => void;
   /** Catch-ups someone waits for: while any is queued, steps are large. */
   private urgent = 0;
+  private parsing = false;
+  /** Gives back this screen's parse slot while it holds one. */
+  private slot: (() => void) | null = null;
+  /** The estimate last reported to `onGrowth`. */
+  private reportedBytes = 0;
 
   constructor(
     private readonly log: OutputLog,
@@ -76,7 +119,10 @@ export class ScreenMirror {
     private readonly answer: QueryAnswerSink | null = null,
     /** Queries before this offset were answered by an earlier screen (this one replaces a dropped one). */
     private readonly answerFrom = 0,
+    /** Told when parsing made the screen larger (by how much), so the memory budget can act in time. */
+    private readonly onGrowth: ((bytes: number) => void) | null = null,
   ) {
+    this.gone = new Promise((resolve) => (this.markGone = resolve));
     this.term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
     this.serializer = new SerializeAddon();
     this.term.loadAddon(this.serializer);
@@ -108,10 +154,15 @@ export class ScreenMirror {
     return this.parsed;
   }
 
-  /** Roughly what the headless buffers hold in memory (cells of scrollback and screen). */
+  /** A catch-up runs or is waited for: disposing the screen now would pull it from under its caller. */
+  get busy(): boolean {
+    return this.parsing || this.queued !== null || this.urgent > 0;
+  }
+
+  /** Roughly what the headless buffers hold in memory (lines of scrollback and screen, with their overhead). */
   estimatedBytes(): number {
     const lines = this.term.buffer.normal.length + (this.term.buffer.active.type === 'alternate' ? this.term.rows : 0);
-    return lines * this.term.cols * ScreenConstants.BytesPerCell;
+    return lines * (this.term.cols * ScreenConstants.BytesPerCell + ScreenConstants.BytesPerLine);
   }
 
   /**
@@ -168,8 +219,19 @@ export class ScreenMirror {
     };
     if (this.queued) return this.queued.finally(done);
     const run = async (): Promise<void> => {
+      this.slot = await parseSlots.take();
       this.queued = null;
-      if (this.disposed) return;
+      this.parsing = true;
+      try {
+        if (!this.disposed) await parse();
+      } finally {
+        this.parsing = false;
+        this.slot?.();
+        this.slot = null;
+        this.reportGrowth();
+      }
+    };
+    const parse = async (): Promise<void> => {
       const target = this.log.end;
       // Nobody waits for an idle catch-up: it only readies a later look, so it never parses more than a
       // rebuild from the tail would (a session that printed megabytes between its pauses costs one tail).
@@ -196,11 +258,18 @@ export class ScreenMirror {
           this.answering = this.answer !== null && !this.lastRebuilt && this.parsed >= this.answerFrom;
           if (stop > this.parsed) {
             const bytes = this.log.read(this.parsed, stop);
-            await new Promise<void>((resolve) => this.term.write(bytes, resolve));
+            await Promise.race([new Promise<void>((resolve) => this.term.write(bytes, resolve)), this.gone]);
+            if (this.disposed) return;
             this.parsed = stop;
             this.sendReplies();
-            // Nobody waits: let I/O (an exec, a keystroke) in between steps.
-            if (this.urgent === 0 && this.parsed < target) await new Promise((r) => setImmediate(r));
+            this.reportGrowth();
+            // Nobody waits: let I/O (an exec, a keystroke) and other screens' catch-ups in between steps.
+            if (this.urgent === 0 && this.parsed < target) {
+              this.slot?.();
+              this.slot = null;
+              await new Promise((r) => setImmediate(r));
+              this.slot = await parseSlots.take();
+            }
           }
           while (this.pendingResizes.length && this.pendingResizes[0].offset <= this.parsed) {
             const r = this.pendingResizes.shift()!;
@@ -221,6 +290,13 @@ export class ScreenMirror {
     this.queued = queued;
     this.chain = queued.finally(done);
     return this.chain;
+  }
+
+  private reportGrowth(): void {
+    if (!this.onGrowth || this.disposed) return;
+    const now = this.estimatedBytes();
+    if (now > this.reportedBytes) this.onGrowth(now - this.reportedBytes);
+    this.reportedBytes = now;
   }
 
   /**
@@ -388,6 +464,7 @@ export class ScreenMirror {
 
   dispose(): void {
     this.disposed = true;
+    this.markGone();
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.term.dispose();
   }

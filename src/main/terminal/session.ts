@@ -16,7 +16,8 @@ import { OutputHub, type OutputReader } from './output-hub';
 import { OutputLog } from './output-log';
 import { foregroundPgid, hasProcfs, pidClock, readStat, signalGroup } from './processes';
 import { RestartHold } from './restart-hold';
-import { ScreenMirror, type QueryAnswerSink } from './screen';
+import type { ScreenMirror, QueryAnswerSink } from './screen';
+import { SessionScreen } from './session-screen';
 import { runSend, SendActiveError, type SendOptions, type SendResult } from './send';
 import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
 import { environmentTracker, type ProcessGroup, type ProcessTracker } from './process-tracking';
@@ -144,7 +145,7 @@ export class Session {
 
   private proc: TerminalProcess | null = null;
   private launch: ShellLaunch | null = null;
-  private screenMirror: ScreenMirror | null = null;
+  private readonly screenHolder: SessionScreen;
   private scanner: MarkerScanner | null = null;
   private lastOutput = Date.now();
   private lastInput = 0;
@@ -176,8 +177,6 @@ export class Session {
   private reportedExitCode: number | null = null;
   private readonly envTag: string;
   private readonly shellKind: ShellKind;
-  /** Terminal queries up to here were answered by a screen since dropped (its successor stays silent on them). */
-  private queriesAnsweredTo = 0;
   /** Present when lines typed here must be asked about first (an agent's session, a gate registered). */
   private readonly gate: LineGateLink | null;
   /** The shell asks itself (bash's hook); otherwise the doors ask before typing. */
@@ -199,7 +198,7 @@ export class Session {
     this.workingDir = spec.cwd;
     this.log = new OutputLog(spec.logBytes);
     this.hub = new OutputHub(() => {
-      this.screenMirror?.noteOutput();
+      this.screenHolder.noteOutput();
       this.checkThrottle();
     });
     this.floor = new Floor(spec.floor);
@@ -224,6 +223,15 @@ export class Session {
       changed: () => this.changed(),
     });
     this.gate = gateHost?.appliesTo(spec.owner) ? new LineGateLink(this, gateHost) : null;
+    this.screenHolder = new SessionScreen({
+      log: this.log,
+      scrollbackLines: spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines,
+      sizes: () => ({ first: this.sizeAt(this.log.start), after: this.sizeHistory }),
+      answerSink: () => this.queryAnswerSink(),
+      watched: () => this.viewerAttachments > 0,
+      holding: () => this.sending,
+      grew: (bytes) => this.memory?.noteGrowth(bytes),
+    });
     this.events.on('gate', (e) => this.commands.onGate(e));
   }
 
@@ -341,30 +349,12 @@ export class Session {
    * that nobody looks at costs no emulator. Made late, it still applies each resize at its offset.
    */
   get screen(): ScreenMirror {
-    if (!this.screenMirror) {
-      const first = this.sizeAt(this.log.start);
-      // The headless screen answers terminal queries, unless the terminal does (tmux) or there is no PTY.
-      const proc = this.proc;
-      const answer: QueryAnswerSink | null =
-        proc && proc.isTty && !proc.answersQueries
-          ? {
-              write: (reply) => {
-                if (this.isAlive) proc.write(reply);
-              },
-              // Answers wait behind input the program has not read: while any waits, they are dropped.
-              draining: () => (proc.pendingInputBytes ?? 0) === 0,
-            }
-          : null;
-      const mirror = new ScreenMirror(this.log, first.cols, first.rows, this.spec.scrollbackLines ?? ScreenConstants.DefaultScrollbackLines, answer, this.queriesAnsweredTo);
-      for (const r of this.sizeHistory) if (r.offset > this.log.start) mirror.noteResize(r.cols, r.rows, r.offset);
-      this.screenMirror = mirror;
-    }
-    return this.screenMirror;
+    return this.screenHolder.get();
   }
 
   /** Memory of the headless screen, 0 when there is none (for the memory budget). */
   get screenBytes(): number {
-    return this.screenMirror?.estimatedBytes() ?? 0;
+    return this.screenHolder.bytes;
   }
 
   get logResidentBytes(): number {
@@ -376,21 +366,28 @@ export class Session {
   }
 
   /**
-   * Drops the headless screen if nobody uses it now (no client attached, no send in progress); the
-   * next look rebuilds it from the log. Returns the bytes freed.
+   * Drops the headless screen unless a person's tab shows it, a send holds a place in it, or it was
+   * used less than `unusedForMs` ago; the next look rebuilds it from the log. Returns the bytes freed.
    */
-  dropScreen(): number {
-    const mirror = this.screenMirror;
-    if (!mirror || this.attachments > 0 || this.sending) return 0;
-    const bytes = mirror.estimatedBytes();
-    this.queriesAnsweredTo = Math.max(this.queriesAnsweredTo, mirror.parsedOffset);
-    mirror.dispose();
-    this.screenMirror = null;
-    return bytes;
+  dropScreen(unusedForMs = 0): number {
+    return this.screenHolder.drop(unusedForMs);
   }
 
   spillLog(keepBytes: number, wanted: number, dir: string | null): number {
     return this.log.spillCold(keepBytes, wanted, dir);
+  }
+
+  /** The headless screen answers terminal queries, unless the terminal does (tmux) or there is no PTY. */
+  private queryAnswerSink(): QueryAnswerSink | null {
+    const proc = this.proc;
+    if (!proc || !proc.isTty || proc.answersQueries) return null;
+    return {
+      write: (reply) => {
+        if (this.isAlive) proc.write(reply);
+      },
+      // Answers wait behind input the program has not read: while any waits, they are dropped.
+      draining: () => (proc.pendingInputBytes ?? 0) === 0,
+    };
   }
 
   private sizeAt(offset: number): { cols: number; rows: number } {
@@ -502,8 +499,7 @@ export class Session {
     if (proc.pid > 0) noteShell();
     else void proc.started?.then(noteShell);
     // A mirror made before the process existed could not answer queries; the next use makes a new one.
-    this.screenMirror?.dispose();
-    this.screenMirror = null;
+    this.screenHolder.discard();
     proc.onData((data, channel, offset) => this.onOutput(data, channel, offset));
     proc.onExit((e) => this.onExit(e));
     (proc as Partial<AdoptableProcess>).begin?.();
@@ -673,7 +669,7 @@ export class Session {
     // Only the size in effect at the log's start and the ones after it matter to a mirror made later.
     while (this.sizeHistory.length > 1 && this.sizeHistory[1].offset <= this.log.start) this.sizeHistory.shift();
     if (this.sizeHistory.length > 256) this.sizeHistory.splice(0, this.sizeHistory.length - 256);
-    this.screenMirror?.noteResize(c, r);
+    this.screenHolder.noteResize(c, r);
     this.proc?.resize(c, r);
     this.events.emit('resized', { cols: c, rows: r, by });
     this.changed();
@@ -952,8 +948,7 @@ export class Session {
     this.launch?.dispose();
     if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });
     this.scriptDir = null;
-    this.screenMirror?.dispose();
-    this.screenMirror = null;
+    this.screenHolder.discard();
   }
 }
 

@@ -2,6 +2,13 @@ import { Worker } from 'node:worker_threads';
 import { Utf8JsonEscaper } from './json-text';
 
 /**
+ * Staging buffers the thread handed back, kept for any recording to fill again: shared, so that what
+ * is kept does not grow with the number of sessions (4 per recording held 60 MiB after 50 sessions had
+ * each printed a burst once); while the thread lags, more are allocated and left to the collector.
+ */
+const SpareBuffers = 16;
+
+/**
  * The thread that turns recorded bytes into asciicast lines and writes them, so that decoding UTF-8,
  * JSON-escaping and writing never run on the server's main thread (measured: on the main thread they
  * doubled the server's CPU per MiB of output and cut throughput to ~0.7×). One thread serves every
@@ -119,6 +126,16 @@ export class CastThread {
   private readonly tickets = new Map<number, () => void>();
   private nextTicket = 0;
   private readonly listeners = new Map<number, (m: FromWorker) => void>();
+  private readonly spare: ArrayBuffer[] = [];
+
+  /** A staging buffer handed back earlier, if one is kept. */
+  spareBuffer(): ArrayBuffer | undefined {
+    return this.spare.pop();
+  }
+
+  giveBack(buffer: ArrayBuffer): void {
+    if (this.spare.length < SpareBuffers) this.spare.push(buffer);
+  }
 
   post(m: ToWorker, transfer?: ArrayBuffer[]): void {
     this.thread().postMessage(m, transfer);

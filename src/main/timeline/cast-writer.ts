@@ -27,8 +27,6 @@ export interface CastLimits {
 const LineOverheadBytes = 24;
 /** A staging buffer's size: a few PTY reads; a larger chunk gets a buffer of its own size. */
 const StagingBytes = 256 * 1024;
-/** Staging buffers kept for reuse when the thread hands them back (more are allocated while it lags). */
-const SpareBuffers = 4;
 
 let nextId = 0;
 
@@ -37,7 +35,6 @@ export class CastWriter {
   readonly originMs: number;
   private readonly id = ++nextId;
   private staging: Buffer | null = null;
-  private readonly spare: ArrayBuffer[] = [];
   private used = 0;
   private stagedAt = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -86,7 +83,7 @@ export class CastWriter {
     if (this.staging && this.used + data.length > this.staging.length) this.postOutput();
     if (!this.staging) {
       // Its own ArrayBuffer (not Node's pool), so it can be handed to the thread without a copy.
-      const reuse = data.length <= StagingBytes ? this.spare.pop() : undefined;
+      const reuse = data.length <= StagingBytes ? this.thread.spareBuffer() : undefined;
       this.staging = Buffer.from(reuse ?? new ArrayBuffer(Math.max(StagingBytes, data.length)));
       this.used = 0;
       this.stagedAt = now;
@@ -175,7 +172,7 @@ export class CastWriter {
   private fromThread(m: FromWorker): void {
     if (m.op === 'done') {
       this.queued = Math.max(0, this.queued - m.bytes);
-      if (m.buffer.byteLength === StagingBytes && this.spare.length < SpareBuffers && !this.ended) this.spare.push(m.buffer);
+      if (m.buffer.byteLength === StagingBytes) this.thread.giveBack(m.buffer);
       // The thread knows the exact size; keep the larger of it and our estimate (events may be in flight).
       this.written = Math.max(this.written, m.fileBytes);
     } else if (m.op === 'failed') {

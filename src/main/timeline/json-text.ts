@@ -13,12 +13,15 @@
  */
 export class Utf8JsonEscaper {
   private carry: Uint8Array = new Uint8Array(0);
-  /** Reused between writes: a chunk's escaped text is at most six times its length. */
-  private scratch: Uint8Array = new Uint8Array(0);
+  /**
+   * Reused between writes, by every escaper (one thread escapes one chunk at a time): a chunk's escaped
+   * text is at most six times its length, so one of these per recording was 1.5 MiB each.
+   */
+  private static scratch: Uint8Array = new Uint8Array(0);
 
   /**
    * The escaped text of `chunk` (and of the character a previous chunk left unfinished). The result is
-   * a view of a buffer the next call reuses: write it out before calling again.
+   * a view of a buffer the next call (on any escaper) reuses: write it out before calling again.
    */
   write(chunk: Uint8Array): Uint8Array {
     let src = chunk;
@@ -29,8 +32,8 @@ export class Utf8JsonEscaper {
       this.carry = new Uint8Array(0);
     }
     const n = src.length;
-    if (this.scratch.length < n * 6 + 16) this.scratch = new Uint8Array(n * 6 + 16);
-    const out = this.scratch;
+    if (Utf8JsonEscaper.scratch.length < n * 6 + 16) Utf8JsonEscaper.scratch = new Uint8Array(n * 6 + 16);
+    const out = Utf8JsonEscaper.scratch;
     let o = 0;
     let i = 0;
     while (i < n) {

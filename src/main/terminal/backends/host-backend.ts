@@ -23,7 +23,11 @@ export class HostBackend implements DurableBackend {
   /** The last record sent per session, so only changes are sent again. */
   private readonly sentRecords = new Map<string, string>();
 
-  constructor(private readonly home: string) {}
+  constructor(
+    private readonly home: string,
+    /** Sent with every spawn: the host holds its copy of the logs to the server's budget. */
+    private readonly memoryBudgetBytes?: number,
+  ) {}
 
   /** Connects to the home's host, starting one if none runs. */
   async connect(): Promise<void> {
@@ -63,6 +67,7 @@ export class HostBackend implements DurableBackend {
       cols: spec.cols,
       rows: spec.rows,
       logBytes: spec.logBytes ?? OutputLogConstants.DefaultCapacityBytes,
+      ...(this.memoryBudgetBytes !== undefined ? { memoryBudgetBytes: this.memoryBudgetBytes } : {}),
       record: spec.record ?? null,
     });
     return proc;

@@ -47,7 +47,7 @@ export class HostServer {
   private idleTimer: NodeJS.Timeout | null = null;
   private everConnected = false;
   private readonly backend = new NodePtyBackend();
-  /** The host holds logs for servers that come back: the same budget as a server's, spilling what they already have. */
+  /** The host holds logs for servers that come back: the same budget as its server's, spilling what they already have. */
   private readonly memory: MemoryBudget;
 
   constructor(readonly opts: HostServerOptions) {
@@ -62,6 +62,7 @@ export class HostServer {
           spillLog: (keep: number, wanted: number, dir: string | null) => s.log.spillCold(keep, wanted, dir),
         })),
       opts.spillDir,
+      MemoryConstants.HostCollectEveryMs,
     );
     this.server = createServer((socket) => this.accept(socket));
     this.server.on('error', (err) => opts.log(`listener error: ${err.message}`));
@@ -126,6 +127,7 @@ export class HostServer {
       this.sessions.delete(req.id);
       existing.end();
     }
+    if (typeof req.memoryBudgetBytes === 'number' && req.memoryBudgetBytes > 0) this.memory.limitBytes = req.memoryBudgetBytes;
     const proc = this.backend.spawn({ sessionId: req.id, file: req.file, args: req.args, cwd: req.cwd, env: req.env, cols: req.cols, rows: req.rows });
     const session = new HostedSession(req.id, proc, req.logBytes, req.record, readStat(proc.pid)?.startTime ?? null, this.memory);
     this.sessions.set(req.id, session);

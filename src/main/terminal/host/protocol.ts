@@ -93,6 +93,8 @@ export interface SpawnRequest {
   rows: number;
   /** The host keeps this many bytes of output for a server that reconnects. */
   logBytes: number;
+  /** The server's memory budget: the host holds its logs to the same one (the latest spawn's wins). */
+  memoryBudgetBytes?: number;
   record: unknown;
 }
 
