@@ -158,8 +158,8 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
   try {
     if (!watchOnly) session.write(opts.text + (opts.submit ? '\r' : ''), opts.writer, opts.submit);
     /** What the kernel said at the last look. */
-    let looked: ForegroundState | null = null;
-    const look = (): ForegroundState | null => (looked = kernel ? probeForeground(pid!) : null);
+    const last: { look: ForegroundState | null } = { look: null };
+    const look = (): ForegroundState | null => (last.look = kernel ? probeForeground(pid!) : null);
     const waiting = (): boolean =>
       watchOnly
         ? anyTerminalWait(look()) || shellAtPrompt(session, kernel)
@@ -203,8 +203,8 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
           // Every byte written before the wait must be in: drain the terminal. Output that came meanwhile
           // was written before the wait if the waiting thread never woke (its switch count held).
           const end = session.log.end;
-          const waiters = watchOnly ? [] : freshWaiters(baseline, looked);
-          const pgid = looked?.pgid ?? 0;
+          const waiters = watchOnly ? [] : freshWaiters(baseline, last.look);
+          const pgid = last.look?.pgid ?? 0;
           await session.drainOutput();
           if (stillInSameWait(pid!, pgid, waiters) || (session.log.end === end && waiting())) reason = 'stdin_read';
         } else if (waitSeen && waitSeen.end === session.log.end) {
