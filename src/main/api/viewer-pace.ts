@@ -7,6 +7,8 @@
  * cost the server a parse of the log, over and over. A viewer that has sat on its window without acking
  * (a hidden tab, a slow machine) shows a low pace and is repainted.
  *
+ * It also keeps the count of bytes in flight (sent, not yet acked), which the door's window is measured in.
+ *
  * The pace is measured over the current busy spell: from the first frame sent to a viewer that was
  * caught up (nothing in flight, nothing more in the log), the bytes it acked divided by the time since.
  * An idle viewer's quiet time never counts against it; a viewer that acks its whole window at once after
@@ -25,6 +27,11 @@ export class ViewerPace {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Sent and not yet acknowledged. */
+  get inFlightBytes(): number {
+    return this.inFlight;
+  }
+
   /** A frame went out; `backlog` is what the log holds beyond it. */
   sent(bytes: number, backlog: number): void {
     if (this.inFlight === 0 && this.reachedEnd && bytes > 0) {
@@ -35,6 +42,7 @@ export class ViewerPace {
     this.reachedEnd = backlog === 0;
   }
 
+  /** The viewer acknowledged this many bytes (more than are in flight counts as all of them). */
   acked(bytes: number): void {
     const n = Math.min(bytes, this.inFlight);
     this.inFlight -= n;

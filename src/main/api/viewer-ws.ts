@@ -131,8 +131,7 @@ function sinceOf(q: URLSearchParams): number | null {
 
 async function serveView(session: Session, ws: WebSocket, since: number | null): Promise<void> {
   const send = (f: ViewerServerFrame): void => sendJson(ws, f);
-  let acked = 0;
-  let sent = 0;
+  // Counts what is in flight to this viewer (sent, not yet acked) and how fast it acks.
   const pace = new ViewerPace(ViewerConstants.ResyncBytes, ViewerConstants.ResyncAfterMs);
   let cursor: LogCursor | null = null;
   let detach: (() => void) | null = null;
@@ -166,12 +165,11 @@ async function serveView(session: Session, ws: WebSocket, since: number | null):
         }
         case 'ack':
           if (typeof frame.bytes !== 'number' || !(frame.bytes >= 0)) throw new ApiError(400, 'ack needs a non-negative number of bytes');
-          pace.acked(Math.min(sent, acked + frame.bytes) - acked);
-          acked = Math.min(sent, acked + frame.bytes);
+          pace.acked(frame.bytes);
           // Resume a viewer held at its window only once half of the window is free: resuming on every
           // small ack would send the backlog in as many small frames as acks (and new output waits for
           // the hub's next batch anyway).
-          if (cursor?.isBlocked && sent - acked <= ViewerFlowControl.HighWatermarkBytes / 2) cursor.pump();
+          if (cursor?.isBlocked && pace.inFlightBytes <= ViewerFlowControl.HighWatermarkBytes / 2) cursor.pump();
           return;
         default:
           throw new ApiError(400, `unknown frame type ${JSON.stringify(frame.type)}`);
@@ -214,13 +212,12 @@ async function serveView(session: Session, ws: WebSocket, since: number | null):
       send({ type: 'snapshot', data: snap.data, cols: snap.cols, rows: snap.rows, offset: snap.offset });
     }
     shownAsPipes = pipes;
-    acked = sent = 0;
     pace.reset();
     const attached = attachCursor(session, ws, {
       from,
       // The viewer styles each channel of a pipe session apart, so a frame must not end inside a character.
       wholeCharacters: pipes,
-      mayTakeMore: () => sent - acked < ViewerFlowControl.HighWatermarkBytes,
+      mayTakeMore: () => pace.inFlightBytes < ViewerFlowControl.HighWatermarkBytes,
       send: (payload, channel, at, flushed) => {
         if (pace.shouldResync(session.log.end - at)) {
           flushed();
@@ -228,7 +225,6 @@ async function serveView(session: Session, ws: WebSocket, since: number | null):
           return;
         }
         const frame = pipes ? withChannel(channel, payload) : payload;
-        sent += frame.length;
         pace.sent(frame.length, session.log.end - at - payload.length);
         sendRaw(ws, frame, flushed);
       },

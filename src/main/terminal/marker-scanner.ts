@@ -145,9 +145,10 @@ function titleEnd(buf: Buffer, from: number): { stop: number; next: number } | n
   return null;
 }
 
-/** DSR (ESC[5n, ESC[6n, ESC[?6n), DA (ESC[c, ESC[0c, ESC[>c, ESC[=c) and window reports (ESC[14t, ESC[18t). */
+/** The final bytes of the CSI queries isQuery knows: n, c and t. */
 const QueryFinals = new Set([0x6e, 0x63, 0x74]);
 
+/** DSR (ESC[5n, ESC[6n, ESC[?6n), DA (ESC[c, ESC[0c, ESC[>c, ESC[=c) and window reports (ESC[14t, ESC[18t). */
 function isQuery(params: string, final: number): boolean {
   if (final === 0x6e /* n */) return params === '5' || params === '6' || params === '?6';
   if (final === 0x63 /* c */) return params === '' || params === '0' || params === '>' || params === '>0' || params === '=';

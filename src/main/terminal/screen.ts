@@ -68,6 +68,14 @@ export interface ScreenSnapshot {
   rebuilt: boolean;
 }
 
+/** When any session of this process last printed, watched or not (see ScreenMirror.noteOutput). */
+let lastOutputAnywhere = 0;
+
+/** Some session printed: screens waiting to catch up on their own wait while any session prints. */
+export function noteOutputAnywhere(now: number = Date.now()): void {
+  lastOutputAnywhere = now;
+}
+
 /**
  * The session's screen as a terminal would show it: a headless xterm fed from the output log.
  *
@@ -79,9 +87,6 @@ export interface ScreenSnapshot {
  * Resizes are recorded at the log offset where they happened and applied there during catch-up, so
  * lazily parsed output still wraps at the width it was printed at.
  */
-/** When any session of this process last printed (see noteOutput). */
-let lastOutputAnywhere = 0;
-
 export class ScreenMirror {
   private readonly term: HeadlessTerminal;
   private readonly serializer: SerializeAddonType;
@@ -174,7 +179,7 @@ export class ScreenMirror {
   noteOutput(): void {
     const now = Date.now();
     this.lastOutputAt = now;
-    lastOutputAnywhere = now;
+    noteOutputAnywhere(now);
     if (this.idleTimer || this.disposed) return;
     const tick = (): void => {
       const at = Date.now();

@@ -1,4 +1,4 @@
-import { ScreenMirror, type QueryAnswerSink } from './screen';
+import { noteOutputAnywhere, ScreenMirror, type QueryAnswerSink } from './screen';
 import type { OutputLog } from './output-log';
 
 /**
@@ -53,9 +53,13 @@ export class SessionScreen {
     return this.mirror?.estimatedBytes() ?? 0;
   }
 
-  /** Output arrived. Only a watched screen parses it ahead of time; any other parses when next asked. */
+  /**
+   * Output arrived. Only a watched screen parses it ahead of time; any other parses when next asked. Either
+   * way it counts as output anywhere, which watched screens' catch-ups wait out (screen.ts).
+   */
   noteOutput(): void {
     if (this.mirror && this.owner.watched()) this.mirror.noteOutput();
+    else noteOutputAnywhere();
   }
 
   noteResize(cols: number, rows: number): void {

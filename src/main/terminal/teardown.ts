@@ -229,15 +229,15 @@ async function teardownGroup(root: TreeRoot, group: ProcessGroup, graceMs: numbe
   for (const m of members) if (m !== shell && signalExact(m, 'SIGTERM')) signalled++;
   if (shell && signalExact(shell, 'SIGHUP')) signalled++;
   killShell?.();
-  const shellGone = (): boolean => !shell || !isAlive(shell);
-  await waitUntil(() => group.isEmpty() && shellGone(), graceMs, pollMs);
-  if (!group.isEmpty()) {
-    // Forked during the grace, or ignoring TERM and HUP: all of it dies at once.
+  const gone = (): boolean => group.isEmpty() && (!shell || !isAlive(shell));
+  await waitUntil(gone, graceMs, pollMs);
+  if (!gone()) {
+    // Forked during the grace, or ignoring TERM and HUP: all of it dies at once, and is waited for.
     signalled += group.pids().length;
     group.killAll();
-    await waitUntil(() => group.isEmpty(), 1000, pollMs);
+    if (shell) signalExact(shell, 'SIGKILL');
+    await waitUntil(gone, 1000, pollMs);
   }
-  if (shell && isAlive(shell)) signalExact(shell, 'SIGKILL');
   const alive = new Set(group.pids());
   if (shell && isAlive(shell)) alive.add(shell.pid);
   const survivors = [...alive].map((pid) => ({ pid, command: commandLine(pid) }));

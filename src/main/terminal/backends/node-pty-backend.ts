@@ -23,6 +23,7 @@ export class NodePtyBackend implements Backend {
 
 /** After the child exits, how long the PTY must stay silent before it is let go, and the cap. */
 const DrainQuietMs = 50;
+const DrainMaxMs = 5000;
 /** readNow: one read's size and how many at most (a program printing on would keep it reading). */
 const ReadNowBytes = 64 * 1024;
 const ReadNowMaxReads = 16;
@@ -36,7 +37,6 @@ function isNonBlocking(fd: number): boolean {
     return false;
   }
 }
-const DrainMaxMs = 5000;
 
 class NodePtyProcess implements TerminalProcess {
   readonly isTty = true;
