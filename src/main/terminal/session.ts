@@ -825,6 +825,8 @@ export class Session {
         // The shell is gone, but what it started may not be.
         report = await teardownTree({ shellPid: -1, envTag: this.envTag, notBefore: this.shellStartTime, pidMark: this.pidMark, group }, { graceMs: this.spec.teardownGraceMs });
       }
+      // What the shell printed as it ended is in the log before `closed` says the session is over.
+      await this.drainOutput();
       if (this.isDurable) this.durableBackend?.destroy(this.id);
       this.dispose();
       this.events.emit('closed', { ...report, by });

@@ -106,6 +106,11 @@ class NodePtyProcess implements TerminalProcess {
     };
   }
 
+  /** node-pty has closed the master (its socket is destroyed): the descriptor's number may be reused. */
+  private masterReleased(): boolean {
+    return (this.proc as unknown as { _socket?: { destroyed?: boolean } })._socket?.destroyed !== false;
+  }
+
   private releaseSlave(): void {
     if (this.slaveFd === null) return;
     try {
@@ -152,9 +157,10 @@ class NodePtyProcess implements TerminalProcess {
    * arrived). A read of the master waits for that work before it answers EAGAIN (n_tty_read flushes the
    * terminal's pending buffers first), so one read of our own takes everything written before it.
    * Delivered in order: node-pty's own stream has emitted all it read, and reads nothing in between.
+   * After the exit too, until the master is let go (keepReadingAfterExit): a shell's last words come then.
    */
   readNow(): void {
-    if (this.masterFd === null || this.paused || this.exited) return;
+    if (this.masterFd === null || this.paused || this.masterReleased()) return;
     const buf = Buffer.allocUnsafe(ReadNowBytes);
     for (let i = 0; i < ReadNowMaxReads; i++) {
       let n: number;
