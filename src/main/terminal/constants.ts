@@ -74,6 +74,13 @@ export const ScreenConstants = {
    */
   IdleCatchUpSliceBytes: 32 * 1024,
   /**
+   * Steps up to this size are parsed at once (xterm's writeSync). xterm's own write parses on a later
+   * timer (setTimeout 0, a millisecond or more in Node) even when nothing else waits, so each look at a
+   * screen with a few new bytes (a send's cursor mark, its viewport) cost that millisecond. Larger steps
+   * keep xterm's time-sliced write, which yields to the event loop on its own.
+   */
+  SyncParseMaxBytes: 64 * 1024,
+  /**
    * What a line of the headless buffer costs: xterm keeps three 32-bit words a cell in a typed array
    * of the line's own, and each line is also a few JS objects and an allocation of its own. Measured
    * (RSS of 20 screens with full 5,000-line scrollbacks, 80 to 250 columns): 12.8 bytes a cell plus

@@ -114,6 +114,8 @@ export class ScreenMirror {
   private slot: (() => void) | null = null;
   /** The estimate last reported to `onGrowth`. */
   private reportedBytes = 0;
+  /** Parses bytes before returning (see SyncParseMaxBytes), or null where xterm no longer offers it. */
+  private readonly writeSync: ((data: Uint8Array) => void) | null;
 
   constructor(
     private readonly log: OutputLog,
@@ -128,7 +130,10 @@ export class ScreenMirror {
     private readonly onGrowth: ((bytes: number) => void) | null = null,
   ) {
     this.gone = new Promise((resolve) => (this.markGone = resolve));
-    this.term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
+    // logLevel: writeSync warns once that it is "unreliable": it cannot wait for asynchronous parser
+    // handlers, and this terminal registers none.
+    this.term = new Terminal({ cols, rows, scrollback, allowProposedApi: true, logLevel: 'error' });
+    this.writeSync = syncWriter(this.term);
     this.serializer = new SerializeAddon();
     this.term.loadAddon(this.serializer);
     this.parsed = log.start;
@@ -263,7 +268,8 @@ export class ScreenMirror {
           this.answering = this.answer !== null && !this.lastRebuilt && this.parsed >= this.answerFrom;
           if (stop > this.parsed) {
             const bytes = this.log.read(this.parsed, stop);
-            await Promise.race([new Promise<void>((resolve) => this.term.write(bytes, resolve)), this.gone]);
+            if (bytes.length <= ScreenConstants.SyncParseMaxBytes && this.writeSync) this.writeSync(bytes);
+            else await Promise.race([new Promise<void>((resolve) => this.term.write(bytes, resolve)), this.gone]);
             if (this.disposed) return;
             this.parsed = stop;
             this.sendReplies();
@@ -473,6 +479,16 @@ export class ScreenMirror {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.term.dispose();
   }
+}
+
+/**
+ * xterm's synchronous write, kept on its core (the public method was dropped from the typings but is
+ * still there in the pinned version); null if a later version removes it, and then every step is
+ * parsed by the ordinary write.
+ */
+function syncWriter(term: HeadlessTerminal): ((data: Uint8Array) => void) | null {
+  const core = (term as unknown as { _core?: { writeSync?: (data: Uint8Array) => void } })._core;
+  return typeof core?.writeSync === 'function' ? (data) => core.writeSync!(data) : null;
 }
 
 /** A token bucket: at most `perSecond` bytes a second, with a burst of one second's worth. */
