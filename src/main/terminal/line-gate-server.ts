@@ -19,7 +19,8 @@ import { LineGateConstants } from './line-gate';
  * session's marker nonce) says which shell asks; a request with an unknown nonce is refused. A shell
  * keeps its connection and asks one question at a time: a new request on a connection means the shell
  * gave up on the previous question, which is then cancelled. `cancel` (same 11 fields, the rest empty)
- * says so without asking anything: ^C ended the wait.
+ * says so without asking anything: ^C ended the wait. An empty line answers nothing (it acknowledges
+ * half a question at once, see serve); the shell skips it.
  */
 export interface ShellRequest {
   seq: string;
@@ -154,6 +155,13 @@ export class LineGateServer {
         refused = true;
         current?.abort();
         socket.end(`deny ${seq} ptydeck: this command line is too long to be shown for approval, so it was not run\n`);
+      } else if (size > 0 || fields.length > 0) {
+        // Half a question: the rest is held by the shell's kernel (Nagle) until this part is acknowledged,
+        // and ours would acknowledge it only after its delayed-ACK timer (40 ms). bash writes a question
+        // in several pieces whenever it holds a newline (its stdout is line-buffered: every line of
+        // history does) or is longer than its buffer. An empty line carries the ACK at once, and the
+        // hook skips empty lines (an answer without its sequence number).
+        socket.write('\n');
       }
     });
   }
