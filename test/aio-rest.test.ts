@@ -209,6 +209,21 @@ test('output over 30,000 bytes keeps the first and last 15,000; v1 truncate:fals
   expect(Buffer.byteLength(truncatedV1.body.data.output)).toBe(30000 + '\n[... Observation truncated due to length ...]\n'.length);
 });
 
+test("the console keeps each command's first and last 15,000 bytes, also where escapes make the output render much shorter than it printed", async () => {
+  const sid = await v2Session();
+  const notice = '\n[... Observation truncated due to length ...]\n';
+  const lastConsole = async (command: string): Promise<string> => {
+    const r = await srv.api('POST', '/v1/shell/exec', { id: sid, command });
+    expect(r.status).toBe(200);
+    const entries = r.body.data.console as { command: string; output: string }[];
+    expect(entries.at(-1)!.command).toBe(command);
+    return entries.at(-1)!.output;
+  };
+  expect(await lastConsole("python3 -c \"import sys; sys.stdout.write('A'*100000 + 'B'*100000)\"")).toBe('A'.repeat(15000) + notice + 'B'.repeat(15000));
+  // Four bytes of SGR before every character: 240 KB printed, 60,000 characters read.
+  expect(await lastConsole("python3 -c \"import sys; sys.stdout.write(''.join('\\x1b[m' + c for c in 'A'*30000 + 'B'*30000))\"")).toBe('A'.repeat(15000) + notice + 'B'.repeat(15000));
+});
+
 test('unicode output survives intact', async () => {
   const sid = await v2Session();
   const text = 'héllo wörld — 世界 🎉 ✓';

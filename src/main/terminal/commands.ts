@@ -320,22 +320,37 @@ export class CommandTracker {
 
   /** The command's output as a person would read it (no echo, no markers, no escapes), untruncated. */
   outputText(rec: CommandRecord): string {
+    return this.render(rec, CommandConstants.RenderWindowBytes).text;
+  }
+
+  /**
+   * The output as the console keeps it (seed 003: over 30,000 bytes, the first and last 15,000). Every
+   * command that ends renders this, so only as much of the log is rendered as those bytes need: a small
+   * window first (a command that printed megabytes cost a 256 KiB render), the full one if escapes made
+   * either end of it render shorter than what is kept.
+   */
+  private consoleText(rec: CommandRecord): string {
+    const keep = CommandConstants.TruncateKeepBytes;
+    const small = this.render(rec, CommandConstants.ConsoleRenderWindowBytes);
+    const enough = !small.windowed || (small.headBytes >= keep && small.tailBytes >= keep);
+    return truncateOutput(enough ? small.text : this.outputText(rec));
+  }
+
+  /** Renders the output, or only its first and last window/2 bytes of log with a notice between. */
+  private render(rec: CommandRecord, window: number): { text: string; windowed: boolean; headBytes: number; tailBytes: number } {
     const log = this.host.log;
+    const none = { text: '', windowed: false, headBytes: 0, tailBytes: 0 };
     const start = rec.outputStart ?? (rec.source === 'exec' ? this.afterEcho(rec, log.end, true) : null);
-    if (start === null) return '';
+    if (start === null) return none;
     const end = rec.outputEnd ?? log.end;
-    if (end <= start) return '';
+    if (end <= start) return none;
     const lost = log.start > start;
     const from = Math.max(start, log.start);
-    const W = CommandConstants.RenderWindowBytes;
-    let text: string;
-    if (end - from <= W) text = renderPlainText(log.read(from, end).toString('utf8'));
-    else {
-      const head = renderPlainText(log.read(from, from + W / 2).toString('utf8'));
-      const tail = renderPlainText(log.read(end - W / 2, end).toString('utf8'));
-      text = head + CommandConstants.TruncationNotice + tail;
-    }
-    return lost ? `[... earlier output was dropped from the session log ...]\n${text}` : text;
+    const prefix = lost ? `[... earlier output was dropped from the session log ...]\n` : '';
+    if (end - from <= window) return { ...none, text: prefix + renderPlainText(log.read(from, end).toString('utf8')) };
+    const head = renderPlainText(log.read(from, from + window / 2).toString('utf8'));
+    const tail = renderPlainText(log.read(end - window / 2, end).toString('utf8'));
+    return { text: prefix + head + CommandConstants.TruncationNotice + tail, windowed: true, headBytes: Buffer.byteLength(prefix + head), tailBytes: Buffer.byteLength(tail) };
   }
 
   private async interrupt(rec: CommandRecord, status: 'hard_timeout' | 'no_change_timeout'): Promise<void> {
@@ -359,7 +374,7 @@ export class CommandTracker {
     rec.finishedAt ??= new Date();
     if (rec.hardTimer) clearTimeout(rec.hardTimer);
     if (rec.scriptFile) rmSync(rec.scriptFile, { force: true });
-    this.console.push({ ps1: CONSOLE_PS1, command: rec.command ?? '', output: truncateOutput(this.outputText(rec)) });
+    this.console.push({ ps1: CONSOLE_PS1, command: rec.command ?? '', output: this.consoleText(rec) });
     if (this.console.length > CommandConstants.ConsoleEntries) this.console.splice(0, this.console.length - CommandConstants.ConsoleEntries);
     this.last = rec;
     if (this.current === rec) this.current = null;

@@ -166,6 +166,8 @@ export const CommandConstants = {
   InterruptGraceMs: 2000,
   /** Raw bytes read back from the log to render one command's output; beyond this only head and tail are rendered. */
   RenderWindowBytes: 256 * 1024,
+  /** The same for the console's copy, which keeps only TruncateKeepBytes of each end (see consoleText). */
+  ConsoleRenderWindowBytes: 64 * 1024,
   /** How long a new shell may take to print its first prompt marker before creation fails. */
   ShellStartTimeoutMs: 10000,
   /** How long a person's shell (which reads their own rc file) is waited for before their terminal opens anyway. */
