@@ -13,6 +13,7 @@ const everyBackend = [
   'test/backpressure.test.ts',
   'test/timeline.test.ts',
   'test/approvals.test.ts',
+  'test/pty-input.test.ts',
 ];
 
 const onTmuxToo = ['test/aio-rest.test.ts', 'test/aio-ws.test.ts', 'test/execd.test.ts', 'test/viewer-ws.test.ts', 'test/agent-send.test.ts', 'test/teardown.test.ts'];

@@ -254,6 +254,14 @@ export const HostConstants = {
   StartTimeoutMs: 30_000,
   /** Input is sent to the host in frames of at most this size (a large paste is one write for the session, several frames). */
   InputFrameBytes: 1024 * 1024,
+  /**
+   * Input waiting at the host beyond which it drops more. The server refuses input past
+   * InputConstants.MaxPendingBytes from what the host reports (INPUTSTATE), so this only bounds a server
+   * that does not: set well above anything one accepted input can add (the default input limit is 1 MiB).
+   */
+  DropInputAboveBytes: 16 * 1024 * 1024,
+  /** While input waits for a program to read it, the host reports how much at most this often. */
+  InputStateEveryMs: 25,
   /** How long a server waits for a host it told to shut down before it kills it. */
   ShutdownWaitMs: 5000,
   /** Released sessions whose shell ignores SIGHUP get SIGKILL after this. */

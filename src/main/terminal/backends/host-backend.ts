@@ -158,6 +158,10 @@ export class HostProcess implements AdoptableProcess, HandleListener {
   /** The offset the next byte should have; a frame's offset says where its bytes really sit. */
   private next: number;
   private detached = false;
+  /** Input sent to the host, and what it last said it had received and had waiting (INPUTSTATE). */
+  private inputSent = 0;
+  private inputTaken = 0;
+  private inputWaiting = 0;
 
   constructor(
     private readonly client: HostClient,
@@ -230,7 +234,19 @@ export class HostProcess implements AdoptableProcess, HandleListener {
 
   write(data: string | Uint8Array): void {
     if (this.ended || this.detached) return;
-    this.client.input(this.handle, typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    this.inputSent += bytes.length;
+    this.client.input(this.handle, bytes);
+  }
+
+  /** Input on its way to the host and waiting there for the program (absent from a host that cannot say). */
+  get pendingInputBytes(): number | undefined {
+    return this.client.reportsInput ? Math.max(0, this.inputSent - this.inputTaken) + this.inputWaiting : undefined;
+  }
+
+  inputState(taken: number, waiting: number): void {
+    this.inputTaken = taken;
+    this.inputWaiting = waiting;
   }
 
   resize(cols: number, rows: number): void {

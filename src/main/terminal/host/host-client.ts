@@ -13,6 +13,7 @@ import {
   jsonFrame,
   parseChallenge,
   ProtocolError,
+  readU64,
   writeU64,
   type HostedSessionInfo,
   type SpawnRequest,
@@ -26,6 +27,8 @@ export interface HandleListener {
   spawned(pid: number, startTime: number | null, error: string | null): void;
   output(offset: number, bytes: Buffer): void;
   exit(exit: ProcessExit): void;
+  /** INPUTSTATE: input bytes the host has received on this handle, and those still waiting to be read. */
+  inputState(taken: number, waiting: number): void;
 }
 
 
@@ -49,6 +52,8 @@ export class HostClient {
     readonly hostPid: number,
     readonly sessions: HostedSessionInfo[],
     decoder: FrameDecoder,
+    /** The host reports its waiting input (INPUTSTATE); one started by an earlier version does not. */
+    readonly reportsInput: boolean,
   ) {
     // From here on, frames go to the handles.
     decoder.sink = {
@@ -109,12 +114,12 @@ export class HostClient {
             return;
           }
           if (type !== FrameType.Welcome) throw new ProtocolError(`unexpected frame ${type} in the handshake`);
-          const welcome = JSON.parse(body.toString('utf8')) as { pid: number; sessions: HostedSessionInfo[] };
+          const welcome = JSON.parse(body.toString('utf8')) as { pid: number; sessions: HostedSessionInfo[]; inputState?: unknown };
           clearTimeout(timer);
           socket.off('data', onData);
           socket.off('error', fail);
           socket.off('close', onClose);
-          const client = new HostClient(socket, welcome.pid, welcome.sessions, decoder);
+          const client = new HostClient(socket, welcome.pid, welcome.sessions, decoder, welcome.inputState === true);
           socket.on('data', (chunk: Buffer) => client.onData(decoder, chunk));
           socket.on('error', () => undefined);
           resolve(client);
@@ -175,6 +180,9 @@ export class HostClient {
         }
         return;
       }
+      case FrameType.InputState:
+        if (body.length === 16) l.inputState(readU64(body, 4), body.readUInt32LE(12));
+        return;
       case FrameType.Exit: {
         const code = body.readInt32LE(4);
         const signal = body.readInt32LE(8);

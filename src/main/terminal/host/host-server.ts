@@ -3,12 +3,13 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import type { ProcessExit } from '../backends/backend';
 import { NodePtyBackend } from '../backends/node-pty-backend';
-import { HostConstants, InputConstants, MemoryConstants } from '../constants';
+import { HostConstants, MemoryConstants } from '../constants';
 import { MemoryBudget } from '../memory-budget';
 import { readStat } from '../processes';
 import { HostedSession, type OutputSink } from './hosted-session';
 import {
   challengeFrame,
+  writeU64,
   checkAuth,
   FrameDecoder,
   FrameType,
@@ -168,6 +169,14 @@ class HostConnection implements OutputSink {
   private readonly decoder: FrameDecoder;
   private readonly handles = new Map<number, HostedSession>();
   private readonly handshakeTimer: NodeJS.Timeout;
+  /** Input bytes received per handle, and the waiting bytes last reported (INPUTSTATE). */
+  private readonly inputTaken = new Map<number, number>();
+  private readonly inputWaiting = new Map<number, number>();
+  /** Handles with input since the last report: reported together once this turn's frames are handled. */
+  private readonly inputNews = new Set<number>();
+  private readonly inputReported = new Map<number, number>();
+  private inputReportSoon: NodeJS.Immediate | null = null;
+  private inputReportLater: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly host: HostServer,
@@ -177,7 +186,11 @@ class HostConnection implements OutputSink {
     this.decoder = new FrameDecoder({ frame: (type, body) => this.onFrame(type, body) }, HostProtocol.MaxFrameBytes);
     this.handshakeTimer = setTimeout(() => this.refuse('no handshake in time'), HostConstants.HandshakeTimeoutMs);
     socket.on('error', () => undefined);
-    socket.once('close', () => clearTimeout(this.handshakeTimer));
+    socket.once('close', () => {
+      clearTimeout(this.handshakeTimer);
+      if (this.inputReportSoon) clearImmediate(this.inputReportSoon);
+      if (this.inputReportLater) clearTimeout(this.inputReportLater);
+    });
     socket.on('data', (chunk: Buffer) => {
       try {
         if (!this.authenticated && chunk.length > 64) throw new ProtocolError('oversized handshake');
@@ -227,13 +240,54 @@ class HostConnection implements OutputSink {
     if (!this.socket.destroyed) this.socket.write(buf);
   }
 
+  private tookInput(handle: number, bytes: number): void {
+    this.inputTaken.set(handle, (this.inputTaken.get(handle) ?? 0) + bytes);
+    this.inputNews.add(handle);
+    this.inputReportSoon ??= setImmediate(() => this.reportInput());
+  }
+
+  /**
+   * INPUTSTATE for each handle that had input since the last report, and for each whose waiting input
+   * changed; then again later while any input still waits (a program reading it slowly drains it).
+   */
+  private reportInput(): void {
+    this.inputReportSoon = null;
+    if (this.inputReportLater) clearTimeout(this.inputReportLater);
+    this.inputReportLater = null;
+    if (this.socket.destroyed) return;
+    const handles = new Set([...this.inputNews, ...this.inputWaiting.keys()]);
+    this.inputNews.clear();
+    for (const handle of handles) {
+      const session = this.handles.get(handle);
+      const waiting = session && !session.exit ? (session.proc.pendingInputBytes ?? 0) : 0;
+      const before = this.inputWaiting.get(handle);
+      if (waiting > 0) this.inputWaiting.set(handle, waiting);
+      else this.inputWaiting.delete(handle);
+      if (before === waiting && !this.inputTakenChanged(handle)) continue;
+      const body = Buffer.allocUnsafe(12);
+      writeU64(body, this.inputTaken.get(handle) ?? 0, 0);
+      body.writeUInt32LE(Math.min(waiting, 0xffffffff), 8);
+      this.send(handleFrame(FrameType.InputState, handle, body));
+    }
+    if (this.inputWaiting.size) this.inputReportLater = setTimeout(() => this.reportInput(), HostConstants.InputStateEveryMs);
+  }
+
+  /** Input arrived on the handle since its last report (which reported `taken` as it was then). */
+  private inputTakenChanged(handle: number): boolean {
+    const taken = this.inputTaken.get(handle) ?? 0;
+    const reported = this.inputReported.get(handle);
+    if (reported === taken) return false;
+    this.inputReported.set(handle, taken);
+    return true;
+  }
+
   private onFrame(type: FrameType, body: Buffer): void {
     if (!this.authenticated) {
       if (type !== FrameType.Auth || !checkAuth(body, this.host.opts.secret, this.challenge)) throw new ProtocolError('failed handshake');
       this.authenticated = true;
       clearTimeout(this.handshakeTimer);
       this.onAuthenticated();
-      this.send(jsonFrame(FrameType.Welcome, null, { pid: process.pid, sessions: [...this.host.sessions.values()].map((s) => s.info()) }));
+      this.send(jsonFrame(FrameType.Welcome, null, { pid: process.pid, inputState: true, sessions: [...this.host.sessions.values()].map((s) => s.info()) }));
       return;
     }
     if (type === FrameType.Shutdown) {
@@ -267,10 +321,10 @@ class HostConnection implements OutputSink {
     if (!session) return; // released meanwhile, or never ours: nothing to do
     switch (type) {
       case FrameType.Input:
-        // A program that does not read its input must not grow the host without bound (the server, which
-        // refuses such input with INPUT_BACKLOG for in-process terminals, cannot see this queue): past
-        // InputConstants.MaxPendingBytes waiting, input for it is dropped here.
-        if (!session.exit && (session.proc.pendingInputBytes ?? 0) <= InputConstants.MaxPendingBytes) session.proc.write(rest);
+        // The server refuses input past InputConstants.MaxPendingBytes from what INPUTSTATE tells it; a
+        // server that does not (an earlier version) must still not grow the host without bound.
+        if (!session.exit && (session.proc.pendingInputBytes ?? 0) <= HostConstants.DropInputAboveBytes) session.proc.write(rest);
+        this.tookInput(handle, rest.length);
         return;
       case FrameType.Resize:
         if (rest.length !== 4) throw new ProtocolError('bad resize');
@@ -295,6 +349,10 @@ class HostConnection implements OutputSink {
         return;
       case FrameType.Release:
         this.handles.delete(handle);
+        this.inputTaken.delete(handle);
+        this.inputWaiting.delete(handle);
+        this.inputReported.delete(handle);
+        this.inputNews.delete(handle);
         this.host.release(session);
         return;
       default:

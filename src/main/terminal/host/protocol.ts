@@ -28,6 +28,12 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  *   OUTPUT    u32 handle · u64 offset · bytes     every output frame says where its bytes sit in the log
  *   EXIT      u32 handle · i32 exit code (-1: none) · i32 signal (0: none)
  *   SYNCED    u32 handle · u32 token              (after the OUTPUT frames it vouches for)
+ *   INPUTSTATE u32 handle · u64 taken · u32 waiting  input bytes received on this handle so far, and
+ *                                                 those still waiting for the program to read them
+ *                                                 (after INPUT frames, and as the wait drains)
+ * The WELCOME says `inputState: true` when the host sends INPUTSTATE (a host started by an earlier
+ * version does not, and a client ignores frame types it does not know): that is how the server refuses
+ * input for a program that stopped reading (INPUT_BACKLOG), as it does for its own terminals.
  *
  * Frames on one connection are handled in order, so INPUT may follow SPAWN at once: the host has the
  * terminal by the time it reads the INPUT.
@@ -58,6 +64,7 @@ export const enum FrameType {
   Output = 31,
   Exit = 32,
   Synced = 33,
+  InputState = 34,
 }
 
 /** Bytes before an OUTPUT frame's payload: length, type, handle, offset. */
