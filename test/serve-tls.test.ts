@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
+import { connect as tcpConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -115,6 +116,28 @@ describe('HTTPS and WSS', () => {
     });
     expect(JSON.parse(first).type).toBe('hello');
     ws.close();
+  });
+
+  test('connections that never start their TLS handshake count against the cap on unauthenticated ones, oldest closed first', async () => {
+    // The default cap is 32: 40 silent TCP connections, as a slowloris at the TLS layer would open.
+    const silent: { sock: Socket; closed: boolean }[] = [];
+    for (let i = 0; i < 40; i++) {
+      const sock = tcpConnect(tlsServer.port, '127.0.0.1');
+      const c = { sock, closed: false };
+      sock.on('error', () => undefined);
+      sock.on('close', () => (c.closed = true));
+      await new Promise<void>((resolve) => sock.once('connect', () => resolve()).once('close', () => resolve()));
+      silent.push(c);
+    }
+    try {
+      expect(await until(() => silent.filter((c) => c.closed).length >= 8, 5000, 20), `${silent.filter((c) => c.closed).length} of 40 closed`).toBe(true);
+      expect(silent.slice(0, 8).every((c) => c.closed)).toBe(true);
+      // A real client still gets through, its TLS socket counted in place of its raw one.
+      const ok = await raw(tlsServer, '/api/whoami', { Authorization: `Bearer ${tlsServer.token}` });
+      expect(ok.status).toBe(200);
+    } finally {
+      for (const c of silent) c.sock.destroy();
+    }
   });
 });
 

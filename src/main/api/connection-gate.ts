@@ -14,10 +14,13 @@ export class ConnectionGate {
   private readonly unauthenticated = new Set<Socket>();
   /** Sockets with a request whose headers have arrived and whose answer has not finished. */
   private readonly answering = new Set<Socket>();
+  /** Each socket's peer as it arrived (a raw socket under TLS may no longer say, see `replaced`). */
+  private readonly peers = new WeakMap<Socket, string>();
 
   constructor(private readonly cap: number) {}
 
   opened(sock: Socket): void {
+    this.peers.set(sock, `${sock.remoteAddress}|${sock.remotePort}`);
     this.unauthenticated.add(sock);
     sock.once('close', () => {
       this.unauthenticated.delete(sock);
@@ -35,6 +38,21 @@ export class ConnectionGate {
       this.unauthenticated.delete(victim);
       victim.destroy();
     }
+  }
+
+  /**
+   * A TLS socket whose handshake finished, in place of its raw socket (the one with the same peer
+   * address and port), which keeps its place in the arrival order's count no longer.
+   */
+  replaced(tls: Socket): void {
+    const peer = `${tls.remoteAddress}|${tls.remotePort}`;
+    for (const s of this.unauthenticated) {
+      if (s !== tls && this.peers.get(s) === peer) {
+        this.unauthenticated.delete(s);
+        break;
+      }
+    }
+    this.opened(tls);
   }
 
   /** A request's headers arrived on `sock`; `done` is called when its answer has finished (or failed). */

@@ -190,9 +190,14 @@ export async function startServer(opts: { manager: SessionManager; tokens: Token
         connectionsCheckingInterval: Math.max(HttpConstants.MinCheckIntervalMs, Math.min(config.limits.headersTimeoutMs, config.limits.bodyTimeoutMs) / 4),
       };
       // HTTPS and WSS with the person's certificate (--tls-cert/--tls-key); the same server otherwise.
-      httpServer = config.tls ? (createTlsServer({ ...options, cert: config.tls.cert, key: config.tls.key }, handler) as unknown as Server) : createServer(options, handler);
-      // A TLS server reports the raw socket on 'connection' and the TLS one on requests: count TLS sockets.
-      httpServer.on(config.tls ? 'secureConnection' : 'connection', (sock: Socket) => gate.opened(sock));
+      // A silent TCP connection gets no longer to finish its TLS handshake than to send its headers.
+      const tlsOptions = config.tls ? { ...options, cert: config.tls.cert, key: config.tls.key, handshakeTimeout: config.limits.headersTimeoutMs } : null;
+      httpServer = tlsOptions ? (createTlsServer(tlsOptions, handler) as unknown as Server) : createServer(options, handler);
+      // A TLS server reports the raw socket on 'connection' and the TLS one on requests. Both count: a
+      // socket mid-handshake (or one that never starts it) has shown no credential either. Once TLS is
+      // up, the TLS socket takes its raw socket's place.
+      httpServer.on('connection', (sock: Socket) => gate.opened(sock));
+      if (config.tls) httpServer.on('secureConnection', (sock: Socket) => gate.replaced(sock));
       httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => gate.requestStarted(req.socket, (end) => res.once('close', end)));
       return httpServer;
     },
