@@ -18,14 +18,16 @@ const steps = [
   { name: 'typecheck (main)', args: [bin('typescript/bin/tsc'), '-p', 'tsconfig.node.json'] },
   { name: 'typecheck (viewer)', args: [bin('typescript/bin/tsc'), '-p', 'tsconfig.web.json'] },
   { name: 'build', args: [join(root, 'scripts/build.mjs')], required: true },
-  { name: 'vitest', args: [bin('vitest/vitest.mjs'), 'run'] },
+  // Everything but the tests that measure processes' memory, which then run alone (vitest.config.mts).
+  { name: 'vitest', args: [bin('vitest/vitest.mjs'), 'run'], env: { PTYDECK_TESTS_SHARED: '1' } },
+  { name: 'vitest (memory, alone)', args: [bin('vitest/vitest.mjs'), 'run', 'test/memory-rss.test.ts'] },
   { name: 'playwright', args: [bin('@playwright/test/cli.js'), 'test'] },
 ];
 
 const results = [];
 for (const step of steps) {
   console.log(`\n=== ${step.name}\n`);
-  const r = spawnSync(process.execPath, step.args, { cwd: root, stdio: 'inherit' });
+  const r = spawnSync(process.execPath, step.args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...step.env } });
   const ok = r.status === 0;
   results.push({ name: step.name, ok, how: ok ? 'passed' : r.signal ? `killed by ${r.signal}` : `FAILED (exit ${r.status})` });
   if (!ok && step.required) {

@@ -81,7 +81,10 @@ test('input still in flight when a session closes is dropped quietly (no "Unhand
 
 test('input for a program that does not read is refused once 4 MiB wait, with a clear 429; the session still closes', async () => {
   const sid = (await srv.api('POST', '/v2/pty/sessions', { cwd: '/tmp' })).body.data.session_id;
-  await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'sleep 60', async: true });
+  // Raw and without echo, the terminal takes no input itself: in its usual mode it would (it echoes a
+  // line too long to keep and discards the rest, a few MiB a second), and what waits would depend on
+  // how fast this test writes.
+  await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'stty raw -echo; sleep 60', async: true });
   // Until the command runs, the shell itself reads what is typed (into its line editor).
   expect(await until(async () => (await srv.api('GET', `/v2/pty/sessions/${sid}/screen`, undefined)).body.data?.status === 'running', 20_000)).toBe(true);
   const statuses: number[] = [];
