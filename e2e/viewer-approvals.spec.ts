@@ -150,6 +150,29 @@ test('Take over denies the command and gives the person the floor; Always allow 
   }
 });
 
+test('a command already waiting when the viewer opens is shown at once, without a notification', async ({ page, srv }) => {
+  await page.addInitScript(() => {
+    const notes: string[] = [];
+    (window as unknown as { __notes: typeof notes }).__notes = notes;
+    window.ptydeck = { apiBase: '', token: '', notify: (title: string) => notes.push(title) };
+  });
+  const dir = scratch();
+  try {
+    await setPolicy(srv, ASK);
+    const id = await agentSession(srv, { cwd: dir });
+    const exec = srv.api('POST', `/v2/pty/sessions/${id}/exec`, { command: `touch ${dir}/early` }, srv.agentToken);
+    await expect.poll(async () => (await srv.api<{ approvals: unknown[] }>('GET', '/api/approvals')).body.approvals.length, SLOW).toBe(1);
+    await openViewer(page, srv);
+    const c = card(page, `touch ${dir}/early`);
+    await expect(c).toBeVisible(SLOW);
+    await c.getByRole('button', { name: 'Approve', exact: true }).click();
+    expect((await exec).body.data).toMatchObject({ status: 'completed' });
+    expect(await page.evaluate(() => (window as unknown as { __notes: string[] }).__notes)).toEqual([]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the policy is editable in the viewer; a bad rule is refused and marked', async ({ page, srv }) => {
   await openViewer(page, srv);
   await page.getByTestId('approvals-toggle').click();

@@ -42,6 +42,9 @@ export async function openViewer(page: Page, srv: CliServer, query: Record<strin
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
   await page.goto(url.toString());
   await expect(page.getByTestId('link-state')).toHaveAttribute('data-state', 'live', SLOW);
+  // The approvals socket opens once the page is live; a command that starts waiting before its starting
+  // list arrives is part of that list, not news (no notification).
+  await expect(page.getByTestId('approvals-toggle')).toHaveAttribute('data-live', 'true', SLOW);
 }
 
 /** An agent token of its own (`ptydeck token create`); the running server picks the file change up. */

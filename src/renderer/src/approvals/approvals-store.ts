@@ -23,6 +23,8 @@ export class ApprovalsStore {
   private seen = new Set<string>();
   /** The first list after each (re)connect is the starting point, not news. */
   private fresh = true;
+  /** Whether a list has arrived since the page loaded: what waits when the page opens is shown at once. */
+  private loaded = false;
   private readonly arrivedListeners = new Set<(a: Approval) => void>();
 
   readonly subscribe = (l: Listener): (() => void) => {
@@ -83,9 +85,14 @@ export class ApprovalsStore {
       return;
     }
     const news = this.fresh ? [] : f.approvals.filter((a) => !this.seen.has(a.id));
+    // A command already waiting when the page opens is not announced (it was announced to whoever was
+    // watching), but the queue opens on it: it waits for this person, and a closed panel would hide it.
+    const waitingAtLoad = !this.loaded && f.approvals.length > 0 ? f.approvals[0] : null;
     this.fresh = false;
+    this.loaded = true;
     this.seen = new Set(f.approvals.map((a) => a.id));
     this.set({ approvals: f.approvals, live: true });
+    if (waitingAtLoad) for (const l of this.arrivedListeners) l(waitingAtLoad);
     for (const a of news) {
       deliver({ key: `approval:${a.id}`, sessionId: a.session_id, title: `Approve? ${a.agent} wants to run a command`, body: `${a.command} — terminal ${a.session_id.slice(0, 8)}, in ${a.cwd}` });
       for (const l of this.arrivedListeners) l(a);

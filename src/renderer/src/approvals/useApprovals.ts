@@ -75,6 +75,8 @@ export function useApprovals(opts: { link: Link['state']; onSession(s: SessionSu
   }, []);
 
   return {
+    /** The approvals socket has its starting list: a command that starts waiting from now on is news. */
+    live: state.live,
     approvals: state.approvals,
     policy: state.policy,
     bySession: useMemo(() => countBySession(state.approvals), [state.approvals]),

@@ -237,7 +237,7 @@ export function App() {
             {items.length}
           </span>
         </button>
-        <button type="button" className={`btn${awaitingApproval ? ' btn-attention' : ' btn-quiet'}`} onClick={() => approvals.setPanelOpen(!approvals.panelOpen)} aria-expanded={approvals.panelOpen} data-testid="approvals-toggle" title="Agents' commands waiting for your approval, and the policy">
+        <button type="button" className={`btn${awaitingApproval ? ' btn-attention' : ' btn-quiet'}`} onClick={() => approvals.setPanelOpen(!approvals.panelOpen)} aria-expanded={approvals.panelOpen} data-testid="approvals-toggle" data-live={approvals.live} title="Agents' commands waiting for your approval, and the policy">
           Approvals{awaitingApproval ? ` (${awaitingApproval})` : ''}
         </button>
         <NotifyButton />
