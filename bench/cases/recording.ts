@@ -68,7 +68,7 @@ async function runRecording(ctx: CaseContext): Promise<CaseOutcome> {
       },
       {
         case: caseName,
-        figure: 'server CPU per MiB (baseline: recording off); .cast bytes written for all rounds',
+        figure: 'server CPU per MiB (baseline: recording off); recording bytes written for all rounds',
         ours: `${perMiB(runs.ours)}; ${fmtMiB(castBytes / MiB)}`,
         baseline: perMiB(runs.baseline),
         ratio: '—',

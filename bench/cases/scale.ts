@@ -4,7 +4,7 @@ import { pairedRounds, type BenchCase, type CaseContext, type CaseOutcome } from
 import { spawnDirect, spawnMarkerShell, type DirectPty } from '../lib/direct-pty';
 import { attachAio } from '../lib/doors';
 import { writePayload, type Payload } from '../lib/payload';
-import { rssKiB, waitForQuiet } from '../lib/proc';
+import { cpuMs, rssKiB, waitForQuiet } from '../lib/proc';
 import { closeSession, createSession } from '../lib/sessions';
 import { startServer, type BenchServer } from '../lib/server';
 import { median, MiB, nowMs, pairedRatio } from '../lib/stats';
@@ -84,7 +84,16 @@ export const scaleCase: BenchCase = {
         baseline: fmtMiBs(median(rate(burst.baseline))),
         ratio: failed.length ? 'n/a' : fmtRatio(pairedRatio(rate(burst.ours), rate(burst.baseline))),
       });
-      ctx.log(`  burst: ours ${rate(burst.ours).map((r) => r.toFixed(0)).join(', ')} MiB/s; node-pty ${rate(burst.baseline).map((r) => r.toFixed(0)).join(', ')} MiB/s`);
+      const cpu = burst.ours.map((b) => b.cpuMsPerMiB!);
+      const hostCpu = cpu.every((c) => c.host !== null) ? median(cpu.map((c) => c.host!)) : null;
+      rows.push({
+        case: CASE,
+        figure: `${streams} sessions at once: server CPU per MiB streamed${hostCpu !== null ? ' (+ the PTY host’s)' : ''}, from the command to the last byte`,
+        ours: `${median(cpu.map((c) => c.server)).toPrecision(3)} ms/MiB${hostCpu !== null ? ` (+ ${hostCpu.toPrecision(3)} ms/MiB)` : ''}`,
+        baseline: '—',
+        ratio: '—',
+      });
+      ctx.log(`  burst: ours ${rate(burst.ours).map((r) => r.toFixed(0)).join(', ')} MiB/s; node-pty ${rate(burst.baseline).map((r) => r.toFixed(0)).join(', ')} MiB/s; server CPU ${cpu.map((c) => c.server.toFixed(1)).join(', ')} ms/MiB, host ${cpu.map((c) => c.host?.toFixed(1)).join(', ')}, this client ${cpu.map((c) => c.client.toFixed(1)).join(', ')}`);
       await waitForQuiet(srv.pid, { maxMs: 30_000 });
       const afterBurst = rssKiB(srv.pid);
       rows.push({
@@ -188,6 +197,8 @@ interface Burst {
   results: CheckResult[];
   /** All payload bytes ÷ (last END − first BEGIN). */
   mibPerSec: number;
+  /** The server's CPU (and the PTY host's) from the command to the last END, per MiB streamed. */
+  cpuMsPerMiB?: { server: number; host: number | null; client: number };
 }
 
 /** Every check stamps BEGIN and END on the same clock: the burst spans the first BEGIN to the last END. */
@@ -203,10 +214,16 @@ async function serverBurst(srv: BenchServer, ids: string[], payload: Payload): P
   const clients = await Promise.all(ids.map((id, i) => attachAio(srv, id, checks[i], 'binary')));
   try {
     await waitForQuiet(srv.pid);
+    const host = srv.hostPid();
+    const cpu0 = { server: cpuMs(srv.pid), host: host ? cpuMs(host) : 0, client: process.cpuUsage() };
     // Typed on each session's own socket, all in one turn: as close to "at once" as a client can be.
     for (const c of clients) c.ws.send(Buffer.from(`cat '${payload.path}'\r`), { binary: true });
     await Promise.all(checks.map((c) => finishWithin(c, 120_000, 'burst')));
-    return aggregate(checks);
+    const burst = aggregate(checks);
+    const mib = burst.results.reduce((s, r) => s + r.bytes, 0) / MiB;
+    const client = process.cpuUsage(cpu0.client);
+    burst.cpuMsPerMiB = { server: (cpuMs(srv.pid) - cpu0.server) / mib, host: host ? (cpuMs(host) - cpu0.host) / mib : null, client: (client.user + client.system) / 1000 / mib };
+    return burst;
   } finally {
     await Promise.all(clients.map((c) => c.close()));
   }

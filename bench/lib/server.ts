@@ -62,7 +62,7 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
   const cwd = reuse?.cwd ?? mkdtempSync(join(tmpdir(), 'ptydeck-bench-cwd-'));
   // A successor must not read its predecessor's runtime file as its own.
   rmSync(join(home, 'runtime.json'), { force: true });
-  const proc: ChildProcess = spawn(process.execPath, [...nodeArgs, join(REPO, 'bin', 'ptydeck.js'), 'serve', '--port', '0'], {
+  const proc: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : []), ...nodeArgs, join(REPO, 'bin', 'ptydeck.js'), 'serve', '--port', '0'], {
     cwd: REPO,
     env: {
       ...process.env,

@@ -57,7 +57,7 @@ export interface RecordingInfo {
   /** When the session closed, or the server stopped recording it; null while it is live. */
   endedAt: string | null;
   live: boolean;
-  /** Size of the .cast file. */
+  /** Size of the recording on disk (the bytes printed, plus 13 for each event), not of the asciicast it is served as. */
   bytes: number;
   cols: number;
   rows: number;

@@ -71,7 +71,10 @@ export interface SessionBackends {
 export interface SessionEvents extends Record<string, unknown> {
   /** Something a listing shows changed (command, shell state, floor, attachments, exit). */
   changed: Session;
-  /** Bytes appended to the output log at `offset` (pipe sessions only: channel 2 is stderr, 3 the bash host's transcript). */
+  /**
+   * Bytes appended to the output log at `offset` (pipe sessions only: channel 2 is stderr, 3 the bash
+   * host's transcript). `data` is never changed afterwards: a listener may keep it without a copy.
+   */
   output: { data: Buffer; offset: number; channel: number };
   /** Bytes about to be written to the terminal (published just before the write), by whom; `command` when they were typed for an exec (on a bash-API session: handed to `bash -c`). `offset` is the log's end then. */
   input: { data: string | Uint8Array; by: Actor; offset: number; command?: string };

@@ -8,8 +8,7 @@
  * ~3 ms, and recording is on by default.
  *
  * A character cut at the end of a chunk is held back and finished by the next chunk, so output is
- * only ever split at whole characters. The class is self-contained (no imports, no outer names): the
- * recording thread is started from its source text (cast-worker.ts).
+ * only ever split at whole characters. Used when a recording is read (recording-file.ts).
  */
 export class Utf8JsonEscaper {
   private carry: Uint8Array = new Uint8Array(0);

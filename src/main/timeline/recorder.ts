@@ -1,7 +1,7 @@
 import type { TimelineDetail } from '../../shared/timeline';
 import { actorName, type Actor } from '../terminal/actor';
 import type { Session, SessionEvents } from '../terminal/session';
-import type { CastWriter } from './cast-writer';
+import type { RecordingWriter } from './recording-writer';
 import type { NewEvent } from './journal';
 import type { SecretPromptProbe } from './hidden-input';
 import { TimelineConstants } from './settings';
@@ -21,7 +21,7 @@ const MicrosecondMs = 0.001;
 export interface RecorderSinks {
   append(e: NewEvent): void;
   /** Null when recordings are off, or this one could not be opened. */
-  cast: CastWriter | null;
+  cast: RecordingWriter | null;
   probe: SecretPromptProbe;
 }
 
@@ -100,7 +100,7 @@ export class SessionRecorder {
     if (cast) this.offs.push(session.events.on('resized', (e) => cast.resize(e.cols, e.rows, Date.now())));
   }
 
-  private recordAroundCuts(cast: CastWriter, data: Buffer, offset: number): void {
+  private recordAroundCuts(cast: RecordingWriter, data: Buffer, offset: number): void {
     let pos = 0;
     let last = 0;
     for (const cut of this.cuts) {

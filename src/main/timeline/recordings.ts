@@ -1,12 +1,14 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CastHeader, RecordingInfo } from '../../shared/timeline';
-import { CastThread } from './cast-worker';
-import { CastWriter } from './cast-writer';
+import { RecordingWriter } from './recording-writer';
 import type { TimelineSettings } from './settings';
 
 /** A recording's key: when it began (base 36 ms) and a random tag. Safe as a file name and a URL segment. */
 export const RECORDING_KEY = /^[0-9a-z]{6,12}-[0-9a-f]{6}$/;
+
+const RecordsExt = '.ptyrec';
+const CastExt = '.cast';
 
 /** The most of a file read to find its header line. */
 const HeaderReadBytes = 16 * 1024;
@@ -18,21 +20,23 @@ interface Kept {
   startedAt: string;
   cols: number;
   rows: number;
+  /** Its file: `<key>.ptyrec` (records), or `<key>.cast` as servers before 1 Dec 2026 wrote them. */
+  file: string;
   /** Set while its session is live. */
-  writer: CastWriter | null;
+  writer: RecordingWriter | null;
   endedAt: string | null;
   stopped: string | null;
 }
 
 /**
- * The recordings in `<home>/recordings/`: one `<key>.cast` per life of a session, kept after it closes
- * until deleted, aged out (closed ones older than recordingMaxAgeDays), or dropped to stay under the
- * total cap (the oldest closed ones first). Files are 0600.
+ * The recordings in `<home>/recordings/`: one `<key>.ptyrec` per life of a session (recording-file.ts;
+ * served as asciicast v2), kept after it closes until deleted, aged out (closed ones older than
+ * recordingMaxAgeDays), or dropped to stay under the total cap (the oldest closed ones first). Files are
+ * 0600. Asciicast files an earlier version wrote (`<key>.cast`) are kept and served as they are.
  */
 export class RecordingStore {
   private readonly kept = new Map<string, Kept>();
   private total = 0;
-  private readonly thread = new CastThread();
 
   constructor(
     readonly dir: string,
@@ -45,12 +49,11 @@ export class RecordingStore {
   }
 
   /** Starts recording a session's life; `onStop` hears when output stops being recorded. */
-  open(header: CastHeader & { ptydeck: NonNullable<CastHeader['ptydeck']> }, onStop: (why: string) => void): CastWriter | null {
+  open(header: CastHeader & { ptydeck: NonNullable<CastHeader['ptydeck']> }, onStop: (why: string) => void): RecordingWriter | null {
     const key = header.ptydeck.run;
-    const path = join(this.dir, `${key}.cast`);
-    const kept = keptFrom(key, header, null);
+    const kept = keptFrom(key, `${key}${RecordsExt}`, header, null);
     this.kept.set(key, kept);
-    kept.writer = new CastWriter(this.thread, path, header, { maxBytes: this.settings.recordingMaxBytes, reserve: (n) => this.reserve(n, key) }, (why) => {
+    kept.writer = new RecordingWriter(join(this.dir, kept.file), header, { maxBytes: this.settings.recordingMaxBytes, reserve: (n) => this.reserve(n, key) }, (why) => {
       kept.stopped = why;
       onStop(why);
     });
@@ -64,7 +67,7 @@ export class RecordingStore {
     const writer = kept.writer;
     await writer.close();
     // The total counted estimates while it was written; from now on it counts the file.
-    this.total = Math.max(0, this.total + this.sizeOf(key) - writer.bytes);
+    this.total = Math.max(0, this.total + this.sizeOf(kept) - writer.bytes);
     kept.writer = null;
     kept.endedAt = new Date().toISOString();
   }
@@ -83,14 +86,17 @@ export class RecordingStore {
     return this.list().find((r) => r.session === sessionId) ?? null;
   }
 
-  /** The file to serve, with everything queued written first; `size` is where whole lines end. */
-  async readable(key: string): Promise<{ path: string; size: number } | null> {
+  /**
+   * The file to serve, with everything queued written first; `size` is where whole records (or lines)
+   * end; `records`: it holds records (castStream turns them into asciicast), else it is asciicast.
+   */
+  async readable(key: string): Promise<{ path: string; size: number; records: boolean } | null> {
     const k = this.kept.get(key);
     if (!k) return null;
     await k.writer?.flush();
-    const path = this.pathOf(key);
+    const path = join(this.dir, k.file);
     try {
-      return { path, size: statSync(path).size };
+      return { path, size: statSync(path).size, records: k.file.endsWith(RecordsExt) };
     } catch {
       return null;
     }
@@ -118,7 +124,6 @@ export class RecordingStore {
 
   async closeAll(): Promise<void> {
     await Promise.all([...this.kept.values()].filter((k) => k.writer).map((k) => this.finish(k.key)));
-    await this.thread.stop();
   }
 
   private info(k: Kept): RecordingInfo {
@@ -129,7 +134,7 @@ export class RecordingStore {
       startedAt: k.startedAt,
       endedAt: k.endedAt,
       live: k.writer !== null,
-      bytes: k.writer ? k.writer.bytes : this.sizeOf(k.key),
+      bytes: k.writer ? k.writer.bytes : this.sizeOf(k),
       cols: k.cols,
       rows: k.rows,
       stopped: k.stopped,
@@ -152,18 +157,14 @@ export class RecordingStore {
   }
 
   private remove(k: Kept): void {
-    this.total = Math.max(0, this.total - this.sizeOf(k.key));
-    rmSync(this.pathOf(k.key), { force: true });
+    this.total = Math.max(0, this.total - this.sizeOf(k));
+    rmSync(join(this.dir, k.file), { force: true });
     this.kept.delete(k.key);
   }
 
-  private pathOf(key: string): string {
-    return join(this.dir, `${key}.cast`);
-  }
-
-  private sizeOf(key: string): number {
+  private sizeOf(k: Kept): number {
     try {
-      return statSync(this.pathOf(key)).size;
+      return statSync(join(this.dir, k.file)).size;
     } catch {
       return 0;
     }
@@ -172,8 +173,9 @@ export class RecordingStore {
   /** Recordings an earlier server left: their headers say whose they are; all of them are closed now. */
   private load(): void {
     for (const name of readdirSync(this.dir)) {
-      const key = name.endsWith('.cast') ? name.slice(0, -5) : '';
-      if (!RECORDING_KEY.test(key)) continue;
+      const ext = [RecordsExt, CastExt].find((e) => name.endsWith(e));
+      const key = ext ? name.slice(0, -ext.length) : '';
+      if (!RECORDING_KEY.test(key) || this.kept.has(key)) continue;
       const path = join(this.dir, name);
       const header = readHeader(path);
       if (!header?.ptydeck) continue;
@@ -185,15 +187,16 @@ export class RecordingStore {
       }
       this.total += st.size;
       // The last write is when it ended: closed, or the server stopped.
-      this.kept.set(key, keptFrom(key, header as CastHeader & { ptydeck: NonNullable<CastHeader['ptydeck']> }, st.mtime.toISOString()));
+      this.kept.set(key, keptFrom(key, name, header as CastHeader & { ptydeck: NonNullable<CastHeader['ptydeck']> }, st.mtime.toISOString()));
     }
   }
 }
 
 /** What is known of a recording from its header: a live one (endedAt null) or one found on disk. */
-function keptFrom(key: string, header: CastHeader & { ptydeck: NonNullable<CastHeader['ptydeck']> }, endedAt: string | null): Kept {
+function keptFrom(key: string, file: string, header: CastHeader & { ptydeck: NonNullable<CastHeader['ptydeck']> }, endedAt: string | null): Kept {
   return {
     key,
+    file,
     session: header.ptydeck.session,
     owner: header.ptydeck.owner,
     startedAt: new Date(header.timestamp * 1000).toISOString(),

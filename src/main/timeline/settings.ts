@@ -43,10 +43,14 @@ export function parseTimelineSettings(env: NodeJS.ProcessEnv, int: IntParser, fa
 
 /** Every tuning number of the timeline and recordings, each with the reason for its value. */
 export const TimelineConstants = {
-  /** Output chunks are gathered this long into one asciicast "o" event: one frame at 60 Hz, finer than a player shows. */
+  /** Output chunks are gathered this long into one output record ("o" event): one frame at 60 Hz, finer than a player shows. */
   CastCoalesceMs: 16,
+  /** An output record holds at most about this much, and records are written once this much waits: a reader converts a record at a time. */
+  CastRecordMaxBytes: 256 * 1024,
+  /** Records wait at most this long for their write: what a crash of the server can take from a recording. */
+  CastWriteEveryMs: 250,
   /**
-   * Bytes handed to the recording thread and not yet written, per recording: past this the disk is not
+   * Bytes of one recording gathered or being written and not yet on disk: past this the disk is not
    * keeping up, and output is skipped (noted) rather than held in memory. 4 MiB is a quarter second of
    * the fastest PTY here; a disk that cannot take that is not going to catch up.
    */

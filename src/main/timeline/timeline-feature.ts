@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { CastHeader, RecordingInfo } from '../../shared/timeline';
 import type { Feature, FeatureFactory } from '../feature';
 import type { Session } from '../terminal/session';
-import type { CastWriter } from './cast-writer';
+import type { RecordingWriter } from './recording-writer';
 import { SecretPromptProbe } from './hidden-input';
 import { Journal, type JournalQuery } from './journal';
 import { SessionRecorder } from './recorder';
@@ -16,7 +16,7 @@ import { timelineDoor } from './timeline-routes';
  * kept in PTYDECK_HOME after the sessions close.
  *
  *   journal.ts     the timeline: JSON lines, bounded, oldest first out
- *   recordings.ts  one asciicast v2 file per life of a session (cast-writer.ts writes it)
+ *   recordings.ts  one recording per life of a session (recording-writer.ts writes it, served as asciicast v2)
  *   recorder.ts    one session's events -> timeline entries and recording events
  *   timeline-routes.ts   /api/sessions/{id}/timeline, /api/audit, /api/recordings...
  */
@@ -56,7 +56,7 @@ export const timelineFeature: FeatureFactory = (host): Feature => {
     for (const [s, r] of live) if (s.id === session.id && s !== session) end(s, r, 'the session is gone');
     const run = `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
     const summary = session.summary();
-    let cast: CastWriter | null = null;
+    let cast: RecordingWriter | null = null;
     if (recordings) {
       const header: CastHeader & { ptydeck: NonNullable<CastHeader['ptydeck']> } = {
         version: 2,

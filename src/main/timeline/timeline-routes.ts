@@ -8,6 +8,7 @@ import { requireAdmin } from '../api/native';
 import type { ApiContext, Door } from '../api/server';
 import { notFoundMessage } from '../api/server';
 import { parse } from '../api/validate';
+import { castStream } from './recording-file';
 import { RECORDING_KEY } from './recordings';
 import { TimelineConstants } from './settings';
 import type { LifeOfSession, TimelineService } from './timeline-feature';
@@ -81,11 +82,10 @@ export function timelineDoor(service: TimelineService): Door {
         const file = service.recordings ? await service.recordings.readable(life.run) : null;
         if (!file) throw new ApiError(404, service.recordings ? `No recording is kept of session ${life.session} (run ${life.run})` : 'Recordings are off (PTYDECK_RECORDING=off)', 'NOT_FOUND');
         const name = `${life.session.replace(/[^A-Za-z0-9_.-]/g, '_')}-${life.run}.cast`;
-        return reply
-          .type('application/x-asciicast')
-          .header('Content-Disposition', `attachment; filename="${name}"`)
-          .header('Content-Length', String(file.size))
-          .send(file.size > 0 ? createReadStream(file.path, { start: 0, end: file.size - 1 }) : '');
+        reply.type('application/x-asciicast').header('Content-Disposition', `attachment; filename="${name}"`);
+        // Records become asciicast as they are sent: the length is known only at the end.
+        if (file.records) return reply.send(castStream(file.path, file.size));
+        return reply.header('Content-Length', String(file.size)).send(file.size > 0 ? createReadStream(file.path, { start: 0, end: file.size - 1 }) : '');
       };
 
       app.get('/api/sessions/:id/timeline', async (req) => timeline(req, sessionLife(req)));

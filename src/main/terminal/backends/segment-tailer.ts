@@ -102,7 +102,8 @@ export class SegmentTailer {
             this.position += n;
             got += n;
             this.lastDataAt = Date.now();
-            this.onData(this.buf.subarray(0, n), offset);
+            // A copy: output buffers are never changed once published (a recording keeps them until written).
+            this.onData(Buffer.from(this.buf.subarray(0, n)), offset);
           }
         } finally {
           closeSync(fd);
