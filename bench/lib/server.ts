@@ -56,13 +56,16 @@ export const BenchLimits: Record<string, string> = {
   PTYDECK_MAX_UNAUTHENTICATED_CONNECTIONS: '1000',
 };
 
-/** `nodeArgs`: extra flags for the server's node (e.g. --cpu-prof while investigating a figure). */
+/**
+ * `nodeArgs`: extra flags for the server's node; BENCH_NODE_ARGS (space-separated) adds some to every
+ * server of a run, e.g. `BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench -- --only scale`.
+ */
 export async function startServer(env: Record<string, string> = {}, nodeArgs: string[] = [], reuse?: { home: string; cwd: string }): Promise<BenchServer> {
   const home = reuse?.home ?? mkdtempSync(join(tmpdir(), 'ptydeck-bench-home-'));
   const cwd = reuse?.cwd ?? mkdtempSync(join(tmpdir(), 'ptydeck-bench-cwd-'));
   // A successor must not read its predecessor's runtime file as its own.
   rmSync(join(home, 'runtime.json'), { force: true });
-  const proc: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : []), ...nodeArgs, join(REPO, 'bin', 'ptydeck.js'), 'serve', '--port', '0'], {
+  const proc: ChildProcess = spawn(process.execPath, [...((process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)), ...nodeArgs, join(REPO, 'bin', 'ptydeck.js'), 'serve', '--port', '0'], {
     cwd: REPO,
     env: {
       ...process.env,
