@@ -110,3 +110,14 @@ test('a file cut short (a crash mid-write) reads up to its last whole record; a 
   writeFileSync(path, Buffer.concat([whole, recordHead('o', 1, 4).fill(0x7a, 0, 1), Buffer.from('tail')]));
   await expect(castText(path)).rejects.toThrow(/not a ptydeck recording/);
 });
+
+test('a small view of a larger buffer is copied when kept (it would hold all of that buffer until written)', async () => {
+  const path = join(dir, 'view.ptyrec');
+  const w = new RecordingWriter(path, header, unlimited, () => undefined);
+  const big = Buffer.alloc(1 << 20, 0x61);
+  big.write('hello', 1000);
+  w.output(big.subarray(1000, 1005), Date.now());
+  big.fill(0x62); // what only a kept reference would see
+  await w.close();
+  expect((await events(path)).map((e) => e[2])).toEqual(['hello']);
+});

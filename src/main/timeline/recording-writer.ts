@@ -86,7 +86,9 @@ export class RecordingWriter {
     }
     if (this.stagedBytes > 0 && (now - this.stagedAt >= TimelineConstants.CastCoalesceMs || this.stagedBytes >= TimelineConstants.CastRecordMaxBytes)) this.postOutput();
     if (this.stagedBytes === 0) this.stagedAt = now;
-    this.staged.push(data);
+    // A small view of a larger buffer (a frame in a socket read that carried many sessions' output)
+    // would keep all of it alive until written: such a view is copied, which costs less than it holds.
+    this.staged.push(data.buffer.byteLength > 2 * data.length ? Buffer.from(data) : data);
     this.stagedBytes += data.length;
     this.timer ??= setTimeout(() => this.writeNow(), TimelineConstants.CastWriteEveryMs);
   }
