@@ -1,6 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
 import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
-import { Utf8JsonEscaper } from './json-text';
+import { Utf8JsonEscaper } from '../json-text';
 
 /**
  * A recording as it is kept on disk (`<key>.ptyrec`): the asciicast v2 header as its first line, then
@@ -12,11 +12,11 @@ import { Utf8JsonEscaper } from './json-text';
  *   payload          output: the bytes the terminal printed, as they were; the others: UTF-8 text
  *
  * Why not asciicast itself on disk: asciicast holds output as JSON strings, so every byte a terminal
- * prints would be decoded and escaped as it is printed, and recording is on by default. Measured with
- * 50 sessions printing at once, turning recording on cost the aggregate a quarter of its speed, and
- * most of that was the path to the escaper (a copy into a buffer of its own, a message to its thread).
- * Raw records are written from the output's own buffers; the escaping happens when someone reads a
- * recording, which is rare and can wait (castStream below). A file cut short (a crash) reads up to its
+ * prints would be escaped as it is printed, and recording is on by default. Through a thread of its own
+ * (a copy, a message, the escaping) that cost the server 5.6 ms of CPU per MiB of a single stream and
+ * about 12 with 50 sessions printing at once; records, written from the output's own buffers, cost 0.4
+ * and 3-5 (docs/PERFORMANCE.md, fourth pass). The escaping happens when someone reads a recording, which is rare and can wait (castStream
+ * below). A file cut short (a crash) reads up to its
  * last whole record.
  */
 export type RecordCode = 'o' | 'i' | 'r' | 'm';

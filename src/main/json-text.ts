@@ -5,10 +5,11 @@
  *
  * Why not `JSON.stringify(decoder.write(bytes))`: decoding to a JS string, escaping it and encoding it
  * back costs ~45 ms of CPU per MiB of mixed text here (measured on the bench payload), a byte loop
- * ~3 ms, and recording is on by default.
+ * ~3 ms, and output is converted in bulk: a recording as it is read (timeline/recording-file.ts), every
+ * frame of AIO's JSON socket (api/json-frame.ts).
  *
  * A character cut at the end of a chunk is held back and finished by the next chunk, so output is
- * only ever split at whole characters. Used when a recording is read (recording-file.ts).
+ * only ever split at whole characters.
  */
 export class Utf8JsonEscaper {
   private carry: Uint8Array = new Uint8Array(0);
