@@ -7,21 +7,39 @@
 // fails it when a process it started is still alive at the end.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from './build.mjs';
+import { failures } from './test-report.mjs';
 
 // The same name as RUN_MARKER in test/leftovers.ts.
 process.env.PD_TEST_RUN_ID ||= `${Date.now().toString(36)}-${randomBytes(8).toString('hex')}`;
 
 const bin = (rel) => join(root, 'node_modules', rel);
+// Each runner also writes a JSON report, so that the summary (the end of the output, which is all a CI log
+// may keep) can name the tests that failed and say why.
+const reports = mkdtempSync(join(tmpdir(), 'ptydeck-test-reports-'));
+const vitestReport = (name) => {
+  const file = join(reports, `${name}.json`);
+  return { file, kind: 'vitest', args: ['--reporter=default', '--reporter=json', `--outputFile.json=${file}`] };
+};
+const vitest = vitestReport('vitest');
+const vitestMemory = vitestReport('vitest-memory');
+const playwright = { file: join(reports, 'playwright.json'), kind: 'playwright' };
 const steps = [
   { name: 'typecheck (main)', args: [bin('typescript/bin/tsc'), '-p', 'tsconfig.node.json'] },
   { name: 'typecheck (viewer)', args: [bin('typescript/bin/tsc'), '-p', 'tsconfig.web.json'] },
   { name: 'build', args: [join(root, 'scripts/build.mjs')], required: true },
   // Everything but the tests that measure processes' memory, which then run alone (vitest.config.mts).
-  { name: 'vitest', args: [bin('vitest/vitest.mjs'), 'run'], env: { PTYDECK_TESTS_SHARED: '1' } },
-  { name: 'vitest (memory, alone)', args: [bin('vitest/vitest.mjs'), 'run', 'test/memory-rss.test.ts'] },
-  { name: 'playwright', args: [bin('@playwright/test/cli.js'), 'test'] },
+  { name: 'vitest', args: [bin('vitest/vitest.mjs'), 'run', ...vitest.args], env: { PTYDECK_TESTS_SHARED: '1' }, report: vitest },
+  { name: 'vitest (memory, alone)', args: [bin('vitest/vitest.mjs'), 'run', 'test/memory-rss.test.ts', ...vitestMemory.args], report: vitestMemory },
+  {
+    name: 'playwright',
+    args: [bin('@playwright/test/cli.js'), 'test', '--reporter=list,json'],
+    env: { PLAYWRIGHT_JSON_OUTPUT_NAME: playwright.file },
+    report: playwright,
+  },
 ];
 
 const results = [];
@@ -37,5 +55,14 @@ for (const step of steps) {
 }
 
 console.log('\n=== npm test');
-for (const r of results) console.log(`  ${r.ok ? 'ok  ' : 'FAIL'}  ${r.name}: ${r.how}`);
+for (const r of results) {
+  console.log(`  ${r.ok ? 'ok  ' : 'FAIL'}  ${r.name}: ${r.how}`);
+  const step = steps.find((s) => s.name === r.name);
+  if (r.ok || !step?.report) continue;
+  for (const f of failures(step.report, root)) {
+    console.log(`          ✗ ${f.name}`);
+    for (const line of f.why) console.log(`              ${line}`);
+  }
+}
+rmSync(reports, { recursive: true, force: true });
 process.exit(results.every((r) => r.ok) ? 0 : 1);
