@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /**
  * Facts about processes, read from the kernel (/proc). Nothing here guesses: a process is named by its
@@ -33,6 +33,21 @@ export function readStat(pid: number): ProcStat | null {
   } catch {
     return null;
   }
+  return parseStat(pid, text);
+}
+
+/** The terminal a process has on its stdin (/dev/pts/N), or null (pipes, a process that is gone). */
+export function terminalOf(pid: number): string | null {
+  try {
+    const path = readlinkSync(`/proc/${pid}/fd/0`);
+    return path.startsWith('/dev/') ? path : null;
+  } catch {
+    return null;
+  }
+}
+
+/** /proc/<pid>/stat's text as a ProcStat (null when it is not one). */
+export function parseStat(pid: number, text: string): ProcStat | null {
   // comm may hold spaces and parentheses: it runs from the first '(' to the last ')'.
   const open = text.indexOf('(');
   const close = text.lastIndexOf(')');

@@ -1,5 +1,6 @@
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
-import { hasProcfs, readStat } from './processes';
+import { ProcFiles } from './proc-files';
+import { hasProcfs, parseStat, readStat, terminalOf, type ProcStat } from './processes';
 
 /**
  * Is the terminal's foreground program waiting for input? Answered from the kernel, not from output:
@@ -30,6 +31,13 @@ const EPOLL_PWAIT2 = 441;
 
 export const kernelProbeAvailable = hasProcfs && table !== undefined;
 
+/** The files every look reads again (shell, leader, their threads), kept open between looks. */
+const kept = new ProcFiles();
+const keptStat = (pid: number): ProcStat | null => {
+  const text = kept.read(`/proc/${pid}/stat`);
+  return text === null ? null : parseStat(pid, text);
+};
+
 export interface ThreadState {
   key: string;
   voluntarySwitches: number;
@@ -54,7 +62,7 @@ export interface ForegroundState {
  */
 export function probeForeground(shellPid: number, { waits = true }: { waits?: boolean } = {}): ForegroundState | null {
   if (!kernelProbeAvailable) return null;
-  const shell = readStat(shellPid);
+  const shell = keptStat(shellPid);
   if (!shell || shell.tpgid <= 0) return null;
   const tty = terminalOf(shellPid);
   if (!tty) return null;
@@ -100,7 +108,7 @@ export function freshTerminalWait(baseline: ForegroundState | null, now: Foregro
  */
 export function stillInSameWait(shellPid: number, pgid: number, waiters: ThreadState[]): boolean {
   if (!waiters.length) return false;
-  const shell = readStat(shellPid);
+  const shell = keptStat(shellPid);
   if (!shell || shell.tpgid !== pgid) return false;
   return waiters.some((t) => {
     const [pid, tid] = t.key.split('/');
@@ -113,15 +121,6 @@ export function anyTerminalWait(now: ForegroundState | null): boolean {
   return now !== null && now.threads.some((t) => t.waitingOnTerminal);
 }
 
-function terminalOf(shellPid: number): string | null {
-  try {
-    const path = readlinkSync(`/proc/${shellPid}/fd/0`);
-    return path.startsWith('/dev/') ? path : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Who to look at in the foreground group. Its leader (pid = pgid) is the program a person started: the
  * REPL, the `read`, the first program of a pipeline, the one that reads the terminal. Reading only it
@@ -129,7 +128,7 @@ function terminalOf(shellPid: number): string | null {
  * /proc costs tens of milliseconds. Only when the leader is gone are the other members looked for.
  */
 function groupMembers(pgid: number, session: number): number[] {
-  const leader = readStat(pgid);
+  const leader = keptStat(pgid);
   if (leader && leader.pgrp === pgid && leader.session === session && leader.state !== 'Z') return [pgid];
   const out: number[] = [];
   let pids: string[];
@@ -165,12 +164,9 @@ function terminalFds(pid: number, tty: string): Set<number> {
 }
 
 function voluntarySwitches(pid: number, tid: string): number | null {
-  try {
-    const m = /voluntary_ctxt_switches:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, 'latin1'));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
+  const text = kept.read(`/proc/${pid}/task/${tid}/status`);
+  const m = text === null ? null : /voluntary_ctxt_switches:\s*(\d+)/.exec(text);
+  return m ? Number(m[1]) : null;
 }
 
 interface TerminalWait {
@@ -184,12 +180,9 @@ const NOT_WAITING: TerminalWait = { waiting: false, timed: false };
 const intArg = (v: bigint): number => Number(BigInt.asIntN(32, v));
 
 function terminalWait(pid: number, tid: string, terminalFdsOf: () => Set<number>): TerminalWait {
-  let fields: string[];
-  try {
-    fields = readFileSync(`/proc/${pid}/task/${tid}/syscall`, 'latin1').trim().split(' ');
-  } catch {
-    return NOT_WAITING;
-  }
+  const text = kept.read(`/proc/${pid}/task/${tid}/syscall`);
+  if (text === null) return NOT_WAITING;
+  const fields = text.trim().split(' ');
   // "running", or "-1 sp pc" when not in a syscall.
   const nr = Number(fields[0]);
   if (!Number.isInteger(nr) || nr < 0 || fields.length < 4) return NOT_WAITING;

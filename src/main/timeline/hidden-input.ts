@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readlinkSync } from 'node:fs';
 import { lineModes as nativeLineModes } from 'ptydeck-tty-modes';
+import { terminalOf } from '../terminal/processes';
 
 /**
  * Is the terminal taking a secret right now? A password prompt (`read -s`, sudo, ssh, getpass) turns
@@ -34,16 +34,6 @@ function readModes(tty: string): LineModes | null {
   try {
     const out = execFileSync('stty', [process.platform === 'darwin' ? '-f' : '-F', tty, '-a'], { encoding: 'utf8', timeout: 2000, stdio: ['ignore', 'pipe', 'ignore'] });
     return { echo: /(^|\s)echo(\s|$)/.test(out), canonical: /(^|\s)icanon(\s|$)/.test(out) };
-  } catch {
-    return null;
-  }
-}
-
-/** The terminal a process has on its stdin, or null (pipes, a process that is gone). */
-export function terminalOf(pid: number): string | null {
-  try {
-    const path = readlinkSync(`/proc/${pid}/fd/0`);
-    return path.startsWith('/dev/') ? path : null;
   } catch {
     return null;
   }
