@@ -12,6 +12,11 @@ export const OutputLogConstants = {
    * them (about 1-2 ms per MiB appended against 0.2-0.5). A 10 MiB log is 160 segments.
    */
   SegmentBytes: 64 * 1024,
+  /**
+   * A log that recycles its memory (see OutputLog.recycleSegments) keeps at most this many evicted
+   * segments for reuse: a log at capacity evicts one per segment it fills, so two suffice.
+   */
+  SpareSegments: 2,
 } as const;
 
 export const StreamConstants = {

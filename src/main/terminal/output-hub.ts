@@ -1,5 +1,5 @@
 import { StreamConstants } from './constants';
-import type { OutputLog } from './output-log';
+import type { OutputLog, ViewHolder } from './output-log';
 import { incompleteTailLength, leadingContinuationLength } from './utf8';
 
 /**
@@ -101,9 +101,19 @@ export interface LogCursorOptions {
   holdsBackTerminal?: boolean;
 }
 
-export class LogCursor implements OutputReader {
+export class LogCursor implements OutputReader, ViewHolder {
   offset: number;
   private inflight = 0;
+  /**
+   * On a log that recycles its memory: the offset of each frame handed to the transport, in order, and
+   * whether it was flushed; frames before `outHead` were. The lowest one not flushed is what the log
+   * may not reuse yet.
+   */
+  private readonly outAt: number[] = [];
+  private readonly outDone: boolean[] = [];
+  private outHead = 0;
+  /** The number of the frame at outAt[0] (frames are numbered as sent; the lists drop flushed ones). */
+  private outBase = 0;
   private stopped = false;
   /** The last pump stopped at the watermark: a drain (not only the next batch) should resume it. */
   private blocked = false;
@@ -114,10 +124,21 @@ export class LogCursor implements OutputReader {
   constructor(private readonly opts: LogCursorOptions) {
     this.offset = opts.from;
     this.maxFrame = opts.maxFrameBytes ?? StreamConstants.MaxFrameBytes;
+    if (opts.log.recycleSegments) opts.log.addViewHolder(this);
   }
 
   stop(): void {
     this.stopped = true;
+    this.releaseLogIfDone();
+  }
+
+  viewsFrom(): number {
+    return this.outHead < this.outAt.length ? this.outAt[this.outHead] : Infinity;
+  }
+
+  /** A stopped cursor with nothing out no longer keeps the log from reusing memory. */
+  private releaseLogIfDone(): void {
+    if (this.stopped && this.outHead === this.outAt.length) this.opts.log.removeViewHolder(this);
   }
 
   get holdsBackTerminal(): boolean {
@@ -137,6 +158,19 @@ export class LogCursor implements OutputReader {
   /** Bytes handed to the transport that it has not flushed yet. */
   get unflushed(): number {
     return this.inflight;
+  }
+
+  private flushedFrame(slot: number): void {
+    this.outDone[slot - this.outBase] = true;
+    while (this.outHead < this.outAt.length && this.outDone[this.outHead]) this.outHead++;
+    if (this.outHead === this.outAt.length || this.outHead >= 256) {
+      // Drop the flushed frames from the front (a stream with always one frame out would grow them forever).
+      this.outAt.splice(0, this.outHead);
+      this.outDone.splice(0, this.outHead);
+      this.outBase += this.outHead;
+      this.outHead = 0;
+      this.releaseLogIfDone();
+    }
   }
 
   pump(): void {
@@ -185,10 +219,13 @@ export class LogCursor implements OutputReader {
       this.offset += n;
       this.inflight += n;
       let done = false;
+      const slot = this.opts.log.recycleSegments ? this.outBase + this.outAt.push(at) - 1 : -1;
+      if (slot >= 0) this.outDone.push(false);
       this.opts.send(payload, chunk.channel, at, () => {
         if (done) return;
         done = true;
         this.inflight -= n;
+        if (slot >= 0) this.flushedFrame(slot);
         this.progressAt = Date.now();
         // Only a cursor held back by the watermark resumes on a drain; otherwise the hub's next batch
         // carries new output, so small PTY reads still leave as few large frames.

@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'vitest';
+import { OutputLogConstants } from './constants';
+import { LogCursor } from './output-hub';
 import { OutputLog } from './output-log';
 
 describe('OutputLog', () => {
@@ -92,5 +94,107 @@ describe('OutputLog', () => {
     expect(largest).toBeLessThanOrEqual(cap + 2 * 256 * 1024);
     expect(log.read(log.start).equals(chunk(log.start, log.end - log.start))).toBe(true);
     expect(log.read(log.start + 1234, log.start + 345_678).equals(chunk(log.start + 1234, 345_678 - 1234))).toBe(true);
+  });
+
+  describe('reusing evicted memory', () => {
+    const Seg = OutputLogConstants.SegmentBytes;
+    /** Each byte says where it is, so a view overwritten by later output shows. */
+    const byteAt = (offset: number): number => (offset * 7 + (offset >>> 13)) & 255;
+    const bytes = (from: number, n: number): Buffer => {
+      const b = Buffer.allocUnsafe(n);
+      for (let i = 0; i < n; i++) b[i] = byteAt(from + i);
+      return b;
+    };
+    const fill = (log: OutputLog, n: number): void => {
+      for (let i = 0; i < n; i++) log.append(bytes(log.end, Seg));
+    };
+
+    test('a log at capacity reuses the segments it evicts instead of allocating new ones', () => {
+      const log = new OutputLog(4 * Seg);
+      fill(log, 8);
+      const first = log.chunkAt(log.start, Seg)!.data.buffer;
+      // Going on past capacity evicts the segment holding `first` and fills new ones with its memory.
+      fill(log, 8);
+      const held = new Set<ArrayBufferLike>();
+      for (let at = log.start; at < log.end; at += Seg) held.add(log.chunkAt(at, Seg)!.data.buffer);
+      expect(held.has(first)).toBe(true);
+      // Reused memory holds the new bytes, whole.
+      expect(log.read(log.start).equals(bytes(log.start, log.end - log.start))).toBe(true);
+    });
+
+    test('memory a reader still has a view of out is never reused', () => {
+      const log = new OutputLog(4 * Seg);
+      fill(log, 4);
+      const out = { from: log.start };
+      log.addViewHolder({ viewsFrom: () => out.from });
+      const view = log.chunkAt(log.start, Seg)!.data;
+      const copy = Buffer.from(view);
+      fill(log, 12);
+      expect(view.equals(copy)).toBe(true);
+      expect(log.spareSegments).toBe(0);
+      // Once the reader says it is done, evicted memory is reused again.
+      out.from = Infinity;
+      fill(log, 2);
+      expect(log.spareSegments).toBeGreaterThan(0);
+    });
+
+    test('a cursor whose frames the transport has not flushed keeps them intact through a flood; flushed, their memory is reused', () => {
+      const log = new OutputLog(4 * Seg);
+      const sent: { payload: Buffer; copy: Buffer; flushed: () => void }[] = [];
+      const cursor = new LogCursor({
+        log,
+        from: 0,
+        wholeCharacters: false,
+        maxFrameBytes: Seg,
+        send: (payload, _channel, _at, flushed) => sent.push({ payload, copy: Buffer.from(payload), flushed }),
+        onGap: () => true,
+      });
+      fill(log, 3);
+      cursor.pump();
+      expect(sent.length).toBe(3);
+      // The flood evicts the segments those frames are views of, many times over.
+      fill(log, 20);
+      for (const s of sent) expect(s.payload.equals(s.copy)).toBe(true);
+      expect(log.spareSegments).toBe(0);
+      // A stopped cursor still has its frames out: nothing reused until the transport flushes them.
+      cursor.stop();
+      fill(log, 4);
+      for (const s of sent) expect(s.payload.equals(s.copy)).toBe(true);
+      for (const s of sent) s.flushed();
+      fill(log, 2);
+      expect(log.spareSegments).toBeGreaterThan(0);
+      expect(log.read(log.start).equals(bytes(log.start, log.end - log.start))).toBe(true);
+    });
+
+    test('a cursor streaming a flood with a frame always out keeps its bookkeeping small and its frames intact', () => {
+      const log = new OutputLog(4 * Seg);
+      let pending: { payload: Buffer; copy: Buffer; flushed: () => void } | null = null;
+      let checked = 0;
+      const cursor = new LogCursor({
+        log,
+        from: 0,
+        wholeCharacters: false,
+        maxFrameBytes: Seg / 4,
+        send: (payload, _channel, _at, flushed) => {
+          // The previous frame is flushed only once the next is out: one is always in flight.
+          if (pending) {
+            expect(pending.payload.equals(pending.copy)).toBe(true);
+            checked++;
+            pending.flushed();
+          }
+          pending = { payload, copy: Buffer.from(payload), flushed };
+        },
+        onGap: () => true,
+      });
+      for (let i = 0; i < 2000; i++) {
+        log.append(bytes(log.end, Seg / 4));
+        cursor.pump();
+      }
+      expect(checked).toBe(1999);
+      expect(cursor.viewsFrom()).toBe(log.end - Seg / 4);
+      // Flushed frames are dropped from its list as it goes (a private field, read for this check).
+      expect((cursor as unknown as { outAt: number[] }).outAt.length).toBeLessThanOrEqual(257);
+      expect(log.read(log.start).equals(bytes(log.start, log.end - log.start))).toBe(true);
+    });
   });
 });
