@@ -13,10 +13,11 @@ export const OutputLogConstants = {
    */
   SegmentBytes: 64 * 1024,
   /**
-   * A log that recycles its memory (see OutputLog.recycleSegments) keeps at most this many evicted
-   * segments for reuse: a log at capacity evicts one per segment it fills, so two suffice.
+   * Segments evicted (a log at capacity) or spilled (the memory budget) wait here for any log of the
+   * process to reuse (see OutputLog.recycleSegments), up to this many: 2 MiB, outside every log's
+   * residentBytes. A flood evicts one per segment it fills, a budget spills as fast as logs grow.
    */
-  SpareSegments: 2,
+  SpareSegments: 32,
 } as const;
 
 export const StreamConstants = {

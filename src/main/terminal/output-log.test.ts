@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { OutputLogConstants } from './constants';
 import { LogCursor } from './output-hub';
 import { OutputLog } from './output-log';
@@ -108,6 +108,7 @@ describe('OutputLog', () => {
     const fill = (log: OutputLog, n: number): void => {
       for (let i = 0; i < n; i++) log.append(bytes(log.end, Seg));
     };
+    beforeEach(() => OutputLog.dropSpareSegments());
 
     test('a log at capacity reuses the segments it evicts instead of allocating new ones', () => {
       const log = new OutputLog(4 * Seg);
@@ -122,6 +123,33 @@ describe('OutputLog', () => {
       expect(log.read(log.start).equals(bytes(log.start, log.end - log.start))).toBe(true);
     });
 
+    test('a segment spilled to disk gives its memory to whichever log grows next; one with a view out does not', () => {
+      const a = new OutputLog(64 * Seg);
+      fill(a, 8);
+      const out = { from: Infinity };
+      a.addViewHolder({ viewsFrom: () => out.from });
+      const spilled = a.chunkAt(0, Seg)!.data.buffer;
+      expect(a.spillCold(4 * Seg, 2 * Seg)).toBe(2 * Seg);
+      expect(OutputLog.spareSegments).toBe(2);
+      const b = new OutputLog(64 * Seg);
+      fill(b, 4);
+      const inB = new Set<ArrayBufferLike>();
+      for (let at = b.start; at < b.end; at += Seg) inB.add(b.chunkAt(at, Seg)!.data.buffer);
+      expect(inB.has(spilled)).toBe(true);
+      expect(b.read(0).equals(bytes(0, 4 * Seg))).toBe(true);
+      // `a` still reads what it spilled, from disk.
+      expect(a.read(0, 8 * Seg).equals(bytes(0, 8 * Seg))).toBe(true);
+      // With a view of its third segment out, spilling it keeps nothing for reuse.
+      OutputLog.dropSpareSegments();
+      out.from = 2 * Seg;
+      const view = a.chunkAt(2 * Seg, Seg)!.data;
+      const copy = Buffer.from(view);
+      expect(a.spillCold(4 * Seg, Seg)).toBe(Seg);
+      expect(OutputLog.spareSegments).toBe(0);
+      fill(b, 8);
+      expect(view.equals(copy)).toBe(true);
+    });
+
     test('memory a reader still has a view of out is never reused', () => {
       const log = new OutputLog(4 * Seg);
       fill(log, 4);
@@ -131,11 +159,11 @@ describe('OutputLog', () => {
       const copy = Buffer.from(view);
       fill(log, 12);
       expect(view.equals(copy)).toBe(true);
-      expect(log.spareSegments).toBe(0);
+      expect(OutputLog.spareSegments).toBe(0);
       // Once the reader says it is done, evicted memory is reused again.
       out.from = Infinity;
       fill(log, 2);
-      expect(log.spareSegments).toBeGreaterThan(0);
+      expect(OutputLog.spareSegments).toBeGreaterThan(0);
     });
 
     test('a cursor whose frames the transport has not flushed keeps them intact through a flood; flushed, their memory is reused', () => {
@@ -155,14 +183,14 @@ describe('OutputLog', () => {
       // The flood evicts the segments those frames are views of, many times over.
       fill(log, 20);
       for (const s of sent) expect(s.payload.equals(s.copy)).toBe(true);
-      expect(log.spareSegments).toBe(0);
+      expect(OutputLog.spareSegments).toBe(0);
       // A stopped cursor still has its frames out: nothing reused until the transport flushes them.
       cursor.stop();
       fill(log, 4);
       for (const s of sent) expect(s.payload.equals(s.copy)).toBe(true);
       for (const s of sent) s.flushed();
       fill(log, 2);
-      expect(log.spareSegments).toBeGreaterThan(0);
+      expect(OutputLog.spareSegments).toBeGreaterThan(0);
       expect(log.read(log.start).equals(bytes(log.start, log.end - log.start))).toBe(true);
     });
 

@@ -38,7 +38,6 @@ export class OutputLog {
    */
   recycleSegments = true;
   private readonly viewHolders = new Set<ViewHolder>();
-  private readonly spare: Buffer[] = [];
 
   /**
    * While set, nothing is evicted: the bytes held may all still be wanted by a reader that is away (the
@@ -96,6 +95,7 @@ export class OutputLog {
         return freed;
       }
       freed += seg.buf.length;
+      this.keepSpare(seg);
       seg.buf = null;
       this.spilledSegments++;
     }
@@ -176,9 +176,13 @@ export class OutputLog {
     this.viewHolders.delete(holder);
   }
 
-  /** Evicted segments kept for reuse (recycleSegments). */
-  get spareSegments(): number {
-    return this.spare.length;
+  /** Segments' memory waiting for reuse, shared by every log of this process (recycleSegments). */
+  static get spareSegments(): number {
+    return spares.length;
+  }
+
+  static dropSpareSegments(): void {
+    spares.length = 0;
   }
 
   /** A copy of [from, to), clamped to what is held. */
@@ -228,16 +232,16 @@ export class OutputLog {
     const last = this.segments[this.segments.length - 1];
     const grown = last ? last.size * 2 : 16 * 1024;
     const size = Math.max(1, Math.min(OutputLogConstants.SegmentBytes, Math.max(grown, Math.min(wanted, OutputLogConstants.SegmentBytes)), this.capacity));
-    const buf = (size === OutputLogConstants.SegmentBytes && this.spare.pop()) || Buffer.allocUnsafe(size);
+    const buf = (size === OutputLogConstants.SegmentBytes && spares.pop()) || Buffer.allocUnsafe(size);
     return { start: this.total, buf, used: 0, size };
   }
 
-  /** Keeps an evicted segment's memory for reuse if recycling, and if no view of it is out. */
+  /** Keeps the memory of a segment this log lets go of (evicted, spilled) for reuse, if no view of it is out. */
   private keepSpare(gone: Segment): void {
-    if (!this.recycleSegments || !gone.buf || gone.buf.length !== OutputLogConstants.SegmentBytes || this.spare.length >= OutputLogConstants.SpareSegments) return;
+    if (!this.recycleSegments || !gone.buf || gone.buf.length !== OutputLogConstants.SegmentBytes || spares.length >= OutputLogConstants.SpareSegments) return;
     const end = gone.start + gone.used;
     for (const holder of this.viewHolders) if (holder.viewsFrom() < end) return;
-    this.spare.push(gone.buf);
+    spares.push(gone.buf);
   }
 
   private evict(): void {
@@ -257,6 +261,9 @@ export class OutputLog {
     while (this.channelRuns.length > 1 && this.channelRuns[1].offset <= start) this.channelRuns.shift();
   }
 }
+
+/** Full-size segments' memory let go of by some log, for any log of this process to fill again. */
+const spares: Buffer[] = [];
 
 /** Who may have views of a log's memory out (see OutputLog.recycleSegments). */
 export interface ViewHolder {
