@@ -236,6 +236,12 @@ export const HostConstants = {
    */
   MaxFrameBytes: 256 * 1024,
   /**
+   * The server reads its connection to the host into one buffer of this size, again and again, instead
+   * of a fresh 64 KiB per read: the kernel's copy into fresh memory was most of the server's page faults
+   * (perf, 128 MiB `cat`), and fresh memory is what costs most per MiB on the machines measured.
+   */
+  ReadBufferBytes: 256 * 1024,
+  /**
    * A server this far behind the host's log pauses the PTY (the program blocks, as it would on a slow
    * terminal) instead of letting the host's bounded log drop bytes the server never got; reading
    * resumes once it is back within ResumeBelowBytes. Capped at half the session's log.

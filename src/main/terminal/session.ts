@@ -73,7 +73,8 @@ export interface SessionEvents extends Record<string, unknown> {
   changed: Session;
   /**
    * Bytes appended to the output log at `offset` (pipe sessions only: channel 2 is stderr, 3 the bash
-   * host's transcript). `data` is never changed afterwards: a listener may keep it without a copy.
+   * host's transcript). `data` is lent for the call only: it may be a view of memory the backend reads
+   * into again (the PTY host's connection), so a listener that keeps bytes copies them.
    */
   output: { data: Buffer; offset: number; channel: number };
   /** Bytes about to be written to the terminal (published just before the write), by whom; `command` when they were typed for an exec (on a bash-API session: handed to `bash -c`). `offset` is the log's end then. */

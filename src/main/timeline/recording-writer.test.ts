@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { castText, recordHead } from './recording-file';
-import { RecordingWriter } from './recording-writer';
+import { freeRecordingBlocks, RecordingWriter } from './recording-writer';
 
 const dir = mkdtempSync(join(tmpdir(), 'ptydeck-cast-unit-'));
 afterAll(() => {
@@ -111,13 +111,29 @@ test('a file cut short (a crash mid-write) reads up to its last whole record; a 
   await expect(castText(path)).rejects.toThrow(/not a ptydeck recording/);
 });
 
-test('a small view of a larger buffer is copied when kept (it would hold all of that buffer until written)', async () => {
-  const path = join(dir, 'view.ptyrec');
+test('output is lent for the call only: the caller reuses its buffer at once, the file holds what was printed; written blocks are reused', async () => {
+  const path = join(dir, 'lent.ptyrec');
   const w = new RecordingWriter(path, header, unlimited, () => undefined);
-  const big = Buffer.alloc(1 << 20, 0x61);
-  big.write('hello', 1000);
-  w.output(big.subarray(1000, 1005), Date.now());
-  big.fill(0x62); // what only a kept reference would see
+  // One buffer filled again for every chunk, as the server's read buffer is.
+  const reused = Buffer.alloc(50_000);
+  const expected: string[] = [];
+  for (let i = 0; i < 60; i++) {
+    reused.fill(0x61 + (i % 26));
+    const n = 1000 + i * 700;
+    w.output(reused.subarray(0, n), Date.now());
+    expected.push(String.fromCharCode(0x61 + (i % 26)).repeat(n));
+    // Some chunks wait for a write while the buffer changes under them; some are written first.
+    if (i % 10 === 9) await w.flush();
+  }
+  reused.fill(0x2a); // what only a kept reference would see
+  const before = freeRecordingBlocks();
   await w.close();
-  expect((await events(path)).map((e) => e[2])).toEqual(['hello']);
+  expect((await events(path)).filter((e) => e[1] === 'o').map((e) => e[2]).join('')).toBe(expected.join(''));
+  // About 1.3 MiB went through 64 KiB blocks: the written ones wait in the pool for the next recording.
+  expect(freeRecordingBlocks()).toBeGreaterThan(before);
+  const path2 = join(dir, 'lent-2.ptyrec');
+  const w2 = new RecordingWriter(path2, header, unlimited, () => undefined);
+  w2.output(Buffer.from('next'), Date.now());
+  await w2.close();
+  expect((await events(path2)).map((e) => e[2])).toEqual(['next']);
 });

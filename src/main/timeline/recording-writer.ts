@@ -7,13 +7,15 @@ import { TimelineConstants } from './settings';
  * One session's recording, written as records (recording-file.ts): output `o` as the terminal printed
  * it, input `i`, resizes `r` ("COLSxROWS") and markers `m`, each with its time since the header's.
  *
- * On the output path this only keeps a reference to the chunk (output buffers are never changed once
- * published: SessionEvents): a chunk joins the current output record, or starts the next one when it
- * comes CastCoalesceMs after the record began (or the record holds CastRecordMaxBytes). Records are
- * written together, CastWriteEveryMs after the first of them waits (or once CastRecordMaxBytes wait),
- * with one `writev` on libuv's threads: no copy, no decoding, no timer per chunk, and a few writes a
- * second per busy session (a write per record cost the server's thread as much as sending the same
- * bytes to a client, with 50 sessions printing at once).
+ * On the output path this only copies the chunk into a block of staging memory (output buffers are
+ * lent for the call only: SessionEvents) and notes the time: a chunk joins the current output record,
+ * or starts the next one when it comes CastCoalesceMs after the record began (or the record holds
+ * CastRecordMaxBytes). Records are written together, CastWriteEveryMs after the first of them waits (or
+ * once CastRecordMaxBytes wait), with one `writev` on libuv's threads: no decoding, no timer per chunk,
+ * and a few writes a second per busy session (a write per record cost the server's thread as much as
+ * sending the same bytes to a client, with 50 sessions printing at once). Staging blocks go back to a
+ * pool once the bytes copied into them are written, so a long flood copies into memory it has used
+ * before: fresh memory costs more in page faults than the copy (PERFORMANCE.md, fifth pass).
  *
  * Writing never blocks: when the disk falls CastQueueMaxBytes behind, output is skipped and a marker
  * says how much, rather than held in memory. A failed write (a full disk) stops this recording, is
@@ -26,18 +28,32 @@ export interface CastLimits {
   reserve(bytes: number): boolean;
 }
 
+/** Staging memory: output is copied in at `used`; `refs` counts the parts that still wait for their write. */
+interface Block {
+  buf: Buffer;
+  used: number;
+  refs: number;
+}
+
+/** Blocks whose bytes are all written, for any recording of the process to fill again. */
+const freeBlocks: Buffer[] = [];
+
 export class RecordingWriter {
   /** The header's timestamp in ms: event times count from this whole second. */
   readonly originMs: number;
   private fd: number | null = null;
-  /** The output record being gathered: its chunks, their length, its time. */
+  /** The output record being gathered: its parts (views of staging blocks), their length, its time. */
   private staged: Buffer[] = [];
+  private stagedBlocks: Block[] = [];
   private stagedBytes = 0;
   private stagedAt = 0;
+  /** The block output is copied into now. */
+  private block: Block | null = null;
   /** Set while records wait for their write. */
   private timer: NodeJS.Timeout | null = null;
-  /** Parts waiting for the write in flight to finish, in file order. */
+  /** Parts waiting for the write in flight to finish, in file order; each output part's block beside it. */
   private queue: Buffer[] = [];
+  private queueBlocks: (Block | null)[] = [];
   private queuedBytes = 0;
   private writing = false;
   private drained: (() => void)[] = [];
@@ -86,9 +102,20 @@ export class RecordingWriter {
     }
     if (this.stagedBytes > 0 && (now - this.stagedAt >= TimelineConstants.CastCoalesceMs || this.stagedBytes >= TimelineConstants.CastRecordMaxBytes)) this.postOutput();
     if (this.stagedBytes === 0) this.stagedAt = now;
-    // A small view of a larger buffer (a frame in a socket read that carried many sessions' output)
-    // would keep all of it alive until written: such a view is copied, which costs less than it holds.
-    this.staged.push(data.buffer.byteLength > 2 * data.length ? Buffer.from(data) : data);
+    let pos = 0;
+    while (pos < data.length) {
+      let block = this.block;
+      if (!block || block.used === block.buf.length) {
+        if (block) this.seal(block);
+        block = this.block = { buf: freeBlocks.pop() ?? Buffer.allocUnsafe(TimelineConstants.CastBlockBytes), used: 0, refs: 0 };
+      }
+      const n = data.copy(block.buf, block.used, pos);
+      this.staged.push(block.buf.subarray(block.used, block.used + n));
+      this.stagedBlocks.push(block);
+      block.refs++;
+      block.used += n;
+      pos += n;
+    }
     this.stagedBytes += data.length;
     this.timer ??= setTimeout(() => this.writeNow(), TimelineConstants.CastWriteEveryMs);
   }
@@ -122,6 +149,7 @@ export class RecordingWriter {
     this.closing ??= (async () => {
       this.postOutput();
       this.ended = true;
+      if (this.block) this.seal(this.block);
       await this.flush();
       const fd = this.fd;
       this.fd = null;
@@ -150,23 +178,27 @@ export class RecordingWriter {
   /** Ends the output record gathered so far: it waits for the next write. */
   private postOutput(): void {
     const parts = this.staged;
+    const blocks = this.stagedBlocks;
     const length = this.stagedBytes;
     this.staged = [];
+    this.stagedBlocks = [];
     this.stagedBytes = 0;
-    if (length === 0 || this.stoppedWhy) return;
+    if (length === 0 || this.stoppedWhy) return this.release(blocks);
     if (this.skipped) {
       const note = `[ptydeck: ${this.skipped} bytes of output not recorded: the disk fell behind]`;
       this.skipped = 0;
       this.event(this.stagedAt, 'm', note);
-      if (this.stoppedWhy) return;
+      if (this.stoppedWhy) return this.release(blocks);
     }
-    if (!this.take(length + RecordHeadBytes)) return;
-    this.enqueue([recordHead('o', this.seconds(this.stagedAt), length), ...parts]);
+    if (!this.take(length + RecordHeadBytes)) return this.release(blocks);
+    this.enqueue([recordHead('o', this.seconds(this.stagedAt), length), ...parts], [null, ...blocks]);
   }
 
-  private enqueue(parts: Buffer[]): void {
-    for (const p of parts) {
+  private enqueue(parts: Buffer[], blocks: (Block | null)[] = []): void {
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i];
       this.queue.push(p);
+      this.queueBlocks.push(blocks[i] ?? null);
       this.queuedBytes += p.length;
     }
     if (this.queuedBytes >= TimelineConstants.CastRecordMaxBytes) this.writeNow();
@@ -182,13 +214,16 @@ export class RecordingWriter {
       return;
     }
     const parts = this.queue;
+    const blocks = this.queueBlocks;
     const total = this.queuedBytes;
     this.queue = [];
+    this.queueBlocks = [];
     this.queuedBytes = 0;
     this.writing = true;
     writev(fd, parts, (err, n) => {
       this.writing = false;
       if (err) {
+        this.release(blocks);
         this.fail(err);
         return;
       }
@@ -196,17 +231,32 @@ export class RecordingWriter {
       if (n < total) {
         const rest = Buffer.concat(parts).subarray(n);
         this.queue.unshift(rest);
+        this.queueBlocks.unshift(null);
         this.queuedBytes += rest.length;
       }
+      this.release(blocks);
       this.pump();
     });
+  }
+
+  /** These parts' bytes are written (or dropped): a sealed block none of whose parts wait is free again. */
+  private release(blocks: (Block | null)[]): void {
+    for (const b of blocks) if (b && --b.refs === 0 && b !== this.block) freeBlock(b);
+  }
+
+  /** Output no longer goes into this block: it is free once its parts are written. */
+  private seal(block: Block): void {
+    this.block = null;
+    if (block.refs === 0) freeBlock(block);
   }
 
   private fail(err: Error): void {
     const fd = this.fd;
     this.fd = null;
     if (fd !== null) close(fd, () => undefined);
+    this.release(this.queueBlocks);
     this.queue = [];
+    this.queueBlocks = [];
     this.queuedBytes = 0;
     this.stop(`the recording could not be written: ${err.message}`, false);
     this.pump();
@@ -234,8 +284,11 @@ export class RecordingWriter {
       this.enqueue([recordHead('m', this.seconds(Date.now()), payload.length), payload]);
     }
     this.stoppedWhy = why;
+    this.release(this.stagedBlocks);
     this.staged = [];
+    this.stagedBlocks = [];
     this.stagedBytes = 0;
+    if (this.block) this.seal(this.block);
     this.onStop(why);
   }
 
@@ -243,4 +296,13 @@ export class RecordingWriter {
   private seconds(now: number): number {
     return Math.max(0, Math.round((now - this.originMs) * 1000) / 1e6);
   }
+}
+
+function freeBlock(block: Block): void {
+  if (freeBlocks.length < TimelineConstants.CastFreeBlocks) freeBlocks.push(block.buf);
+}
+
+/** Staging blocks free for reuse (tests). */
+export function freeRecordingBlocks(): number {
+  return freeBlocks.length;
 }

@@ -55,6 +55,10 @@ export const TimelineConstants = {
    * the fastest PTY here; a disk that cannot take that is not going to catch up.
    */
   CastQueueMaxBytes: 4 * MiB,
+  /** Output is copied into staging blocks of this size (below glibc's mmap threshold, like the output log's segments). */
+  CastBlockBytes: 64 * 1024,
+  /** Written blocks kept for any recording to fill again: 16 MiB, a quarter second of several floods. */
+  CastFreeBlocks: 256,
   /** Journal lines are written in batches at most this often, so a burst of keystrokes is one write. */
   JournalFlushMs: 50,
   /** Journal bytes queued and not yet written before new events are dropped (noted once): a stuck disk must not grow memory. */

@@ -102,8 +102,8 @@ export class SegmentTailer {
             this.position += n;
             got += n;
             this.lastDataAt = Date.now();
-            // A copy: output buffers are never changed once published (a recording keeps them until written).
-            this.onData(Buffer.from(this.buf.subarray(0, n)), offset);
+            // Lent for the call (SessionEvents' `output`): whoever keeps bytes copies them.
+            this.onData(this.buf.subarray(0, n), offset);
           }
         } finally {
           closeSync(fd);

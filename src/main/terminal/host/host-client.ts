@@ -96,7 +96,18 @@ export class HostClient {
   private static tryConnect(home: string): Promise<HostClient> {
     const paths = hostPaths(home);
     return new Promise((resolve, reject) => {
-      const socket = connect(paths.socket);
+      // Every read lands in this one buffer (ReadBufferBytes): what arrives is handed on, or copied, before
+      // the next read. Until the handshake is over the bytes go to its decoder, then to the client's.
+      let deliver: (chunk: Buffer) => void = () => undefined;
+      const readInto = Buffer.allocUnsafe(HostConstants.ReadBufferBytes);
+      const onread = {
+        buffer: readInto,
+        callback: (n: number): boolean => {
+          deliver(readInto.subarray(0, n));
+          return true;
+        },
+      };
+      const socket = connect({ path: paths.socket, onread });
       let challenge: Buffer | null = null;
       const fail = (err: Error): void => {
         socket.destroy();
@@ -116,11 +127,11 @@ export class HostClient {
           if (type !== FrameType.Welcome) throw new ProtocolError(`unexpected frame ${type} in the handshake`);
           const welcome = JSON.parse(body.toString('utf8')) as { pid: number; sessions: HostedSessionInfo[]; inputState?: unknown };
           clearTimeout(timer);
-          socket.off('data', onData);
+          deliver = () => undefined;
           socket.off('error', fail);
           socket.off('close', onClose);
           const client = new HostClient(socket, welcome.pid, welcome.sessions, decoder, welcome.inputState === true);
-          socket.on('data', (chunk: Buffer) => client.onData(decoder, chunk));
+          deliver = (chunk: Buffer) => client.onData(decoder, chunk);
           socket.on('error', () => undefined);
           resolve(client);
         },
@@ -137,7 +148,7 @@ export class HostClient {
         clearTimeout(timer);
         reject(new Error('the host closed the connection during the handshake'));
       };
-      socket.on('data', onData);
+      deliver = onData;
       socket.once('error', fail);
       socket.once('close', onClose);
     });

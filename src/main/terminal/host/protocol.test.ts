@@ -40,3 +40,24 @@ test('u64 offsets round-trip up to 2^53', () => {
     expect(readU64(b, 0)).toBe(v);
   }
 });
+
+test('chunks lent from one reused read buffer decode as the same frames: pieces of a header or body are copied before the next read', () => {
+  const payload = Buffer.from('x'.repeat(300));
+  const stream = Buffer.concat([handleFrame(FrameType.Input, 7, Buffer.from('a longer control body')), outputHeader(3, 99, payload.length), payload, handleFrame(FrameType.Release, 9)]);
+  for (const size of [1, 3, 7, 16, 50]) {
+    const frames: string[] = [];
+    let out = '';
+    const d = new FrameDecoder({ frame: (t, b) => frames.push(`${t}:${b.toString('hex')}`), output: (_h, _o, b) => (out += b.toString()) });
+    const readBuffer = Buffer.alloc(size);
+    for (let at = 0; at < stream.length; at += size) {
+      const n = stream.copy(readBuffer, 0, at, at + size);
+      d.push(readBuffer.subarray(0, n));
+      readBuffer.fill(0xee); // the next read lands here
+    }
+    expect(frames).toEqual([
+      `${FrameType.Input}:${handleFrame(FrameType.Input, 7, Buffer.from('a longer control body')).subarray(5).toString('hex')}`,
+      `${FrameType.Release}:${handleFrame(FrameType.Release, 9).subarray(5).toString('hex')}`,
+    ]);
+    expect(out).toBe(payload.toString());
+  }
+});

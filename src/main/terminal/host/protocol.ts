@@ -183,7 +183,10 @@ export function parseChallenge(body: Buffer): Buffer | null {
 export interface FrameSink {
   /** A whole frame other than OUTPUT. */
   frame(type: FrameType, body: Buffer): void;
-  /** Part of an OUTPUT frame's payload, as it arrives: its bytes start at `offset` in the session's log. */
+  /**
+   * Part of an OUTPUT frame's payload, as it arrives: its bytes start at `offset` in the session's log.
+   * `bytes` is lent for the call only (a view of the read buffer, which the next read fills again).
+   */
   output?(handle: number, offset: number, bytes: Buffer): void;
 }
 
@@ -217,10 +220,11 @@ export class FrameDecoder {
         pos += n;
         continue;
       }
-      // Gather the 5-byte header, then (for OUTPUT) the 12 bytes after it, else the whole body.
+      // Gather the 5-byte header, then (for OUTPUT) the 12 bytes after it, else the whole body. A copy:
+      // the chunk's memory may be read into again before the rest arrives.
       const need = this.needed();
       const take = Math.min(need - this.held, chunk.length - pos);
-      this.parts.push(chunk.subarray(pos, pos + take));
+      this.parts.push(Buffer.from(chunk.subarray(pos, pos + take)));
       this.held += take;
       pos += take;
       if (this.held === need) this.complete();
