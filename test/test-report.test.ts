@@ -22,12 +22,17 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const run = (args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8', env: { ...process.env, ...env, CI: '1' }, timeout: 60_000 });
 
-test('a failed vitest test is named with its file and the first lines of its error', () => {
-  writeFileSync(join(dir, 'vitest.config.mjs'), "export default { test: { include: ['*.check.mjs'], globalSetup: [] } };\n");
+/** A runner's config and a sample file with one passing test and one failing test named `failing`. */
+function fixture(runner: 'vitest' | '@playwright/test', config: { name: string; text: string }, sample: string, failing: string, fruit: string): void {
+  writeFileSync(join(dir, config.name), config.text);
   writeFileSync(
-    join(dir, 'sample.check.mjs'),
-    "import { expect, test } from 'vitest';\ntest('adds up', () => expect(1 + 1).toBe(2));\ntest('counts apples', () => expect('two apples').toBe('three apples'));\n",
+    join(dir, sample),
+    `import { expect, test } from '${runner}';\ntest('adds up', () => expect(1 + 1).toBe(2));\ntest('${failing}', () => expect('two ${fruit}').toBe('three ${fruit}'));\n`,
   );
+}
+
+test('a failed vitest test is named with its file and the first lines of its error', () => {
+  fixture('vitest', { name: 'vitest.config.mjs', text: "export default { test: { include: ['*.check.mjs'], globalSetup: [] } };\n" }, 'sample.check.mjs', 'counts apples', 'apples');
   const file = join(dir, 'vitest.json');
   const r = run([join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--root', dir, '--config', join(dir, 'vitest.config.mjs'), '--reporter=json', `--outputFile.json=${file}`]);
   expect(r.status).toBe(1);
@@ -39,11 +44,7 @@ test('a failed vitest test is named with its file and the first lines of its err
 });
 
 test('a failed Playwright test is named with its file, line and title', () => {
-  writeFileSync(join(dir, 'playwright.config.mjs'), "export default { testDir: '.', testMatch: '*.pw.mjs', reporter: [['list']] };\n");
-  writeFileSync(
-    join(dir, 'sample.pw.mjs'),
-    "import { expect, test } from '@playwright/test';\ntest('adds up', () => expect(1 + 1).toBe(2));\ntest('counts pears', () => expect('two pears').toBe('three pears'));\n",
-  );
+  fixture('@playwright/test', { name: 'playwright.config.mjs', text: "export default { testDir: '.', testMatch: '*.pw.mjs', reporter: [['list']] };\n" }, 'sample.pw.mjs', 'counts pears', 'pears');
   const file = join(dir, 'playwright.json');
   const r = run([join(root, 'node_modules/@playwright/test/cli.js'), 'test', '--config', join(dir, 'playwright.config.mjs'), '--reporter=json'], { PLAYWRIGHT_JSON_OUTPUT_NAME: file });
   expect(r.status).toBe(1);
