@@ -21,10 +21,12 @@ import type { Session } from './session';
  * A wait found in 2-3 counts once every byte the program wrote before it is in the log (the bytes that
  * led to the wait must be on the screen): the backend drains its terminal (one turn of the loop that
  * reads the PTY, wherever that runs), and no output may have come meanwhile unless the waiting thread
- * stayed blocked in the same wait throughout (then what came was written before it). That fast path needs
- * output since the write, which proves our input reached the terminal: a wait seen before that may be
- * the program blocked before our bytes even arrived. Without it, or with a backend that cannot drain
- * (tmux), the wait must show on two looks SecondLookMs apart with nothing new between them.
+ * stayed blocked in the same wait throughout (then what came was written before it). No wait counts
+ * before the backend says the terminal has taken our input (pendingInputBytes 0): until then the program
+ * may be blocked in a read our bytes have not reached (the write queued, or on its way through the PTY
+ * host), and output since the write may be the end of what it printed before (a prompt still being
+ * drawn). The fast path also needs output since the write. Without it, or with a backend that cannot
+ * drain (tmux), the wait must show on two looks SecondLookMs apart with nothing new between them.
  *
  * A send that types nothing (empty text, no Enter) only watches: there is no write for a wait to be newer
  * than, so a wait that already exists counts (a program blocked reading, or the shell at its prompt), and
@@ -160,10 +162,14 @@ export async function runSend(session: Session, opts: SendOptions): Promise<Send
     /** What the kernel said at the last look. */
     const last: { look: ForegroundState | null } = { look: null };
     const look = (): ForegroundState | null => (last.look = kernel ? probeForeground(pid!) : null);
+    // A wait counts only once the terminal has taken our input: before that, the program may be blocked
+    // in a read our bytes have not reached yet (the write is queued, or on its way through the PTY host),
+    // and output since the write may still be the end of what it printed before (its prompt).
+    const inputTaken = (): boolean => watchOnly || (session.pendingInputBytes ?? 0) === 0;
     const waiting = (): boolean =>
       watchOnly
         ? anyTerminalWait(look()) || shellAtPrompt(session, kernel)
-        : freshTerminalWait(baseline, look()) || (promptSeen && shellHoldsForeground(session, kernel));
+        : inputTaken() && (freshTerminalWait(baseline, look()) || (promptSeen && shellHoldsForeground(session, kernel)));
     let reason: WaitReason | null = null;
     let backoff: number = SendConstants.FirstProbeMs;
     let quieting = 0;

@@ -634,6 +634,11 @@ export class Session {
     if (this.gateAtDoor) await this.gate!.checkAtDoor(text, by);
   }
 
+  /** Input written and not yet taken by the terminal (undefined: the backend cannot tell). */
+  get pendingInputBytes(): number | undefined {
+    return this.proc?.pendingInputBytes;
+  }
+
   /** The backend can tell when every byte the terminal holds has reached the log (see drainOutput). */
   get canDrain(): boolean {
     return typeof this.proc?.drain === 'function';

@@ -42,6 +42,8 @@ export interface TerminalProcess {
    * backend cannot tell; then nothing is refused or dropped for backlog, and only the caps apply.
    */
   readonly pendingInputBytes?: number;
+  /** Calls `done` once the terminal has taken all input written so far (a backend that queues input says when). */
+  whenInputTaken?(done: () => void): void;
   resize(cols: number, rows: number): void;
   /** Ends the shell itself; process-tree teardown lives in processes.ts. */
   kill(signal?: NodeJS.Signals): void;

@@ -64,6 +64,11 @@ class NodePtyProcess implements TerminalProcess {
     return this.writer?.pendingBytes ?? 0;
   }
 
+  whenInputTaken(done: () => void): void {
+    if (this.writer) this.writer.whenDrained(done);
+    else setImmediate(done);
+  }
+
   /**
    * A program that prints and exits at once must not lose the end of its output. Two things lose it:
    * on Linux, once the last descriptor of the terminal's slave side closes, reading the master may fail

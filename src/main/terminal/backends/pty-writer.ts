@@ -23,8 +23,19 @@ export class PtyWriter {
   private closed = false;
   private retryMs: number = PtyWriterConstants.FirstRetryMs;
   private retryTimer: NodeJS.Timeout | null = null;
+  private drainedWaiters: (() => void)[] = [];
 
   constructor(private readonly fd: number) {}
+
+  /** Calls `done` once the terminal has taken everything written so far (at once, on the next turn, if it has). */
+  whenDrained(done: () => void): void {
+    if (this.pending === 0) setImmediate(done);
+    else this.drainedWaiters.push(done);
+  }
+
+  private drained(): void {
+    for (const done of this.drainedWaiters.splice(0)) done();
+  }
 
   /** Bytes accepted but not yet taken by the terminal. */
   get pendingBytes(): number {
@@ -45,6 +56,7 @@ export class PtyWriter {
     this.pending = 0;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    this.drained();
   }
 
   private next(): void {
@@ -75,6 +87,7 @@ export class PtyWriter {
         this.queue.shift();
         this.offset = 0;
       }
+      if (this.pending === 0) this.drained();
       this.next();
     });
   }

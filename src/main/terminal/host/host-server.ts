@@ -242,6 +242,10 @@ class HostConnection implements OutputSink {
 
   private tookInput(handle: number, bytes: number): void {
     this.inputTaken.set(handle, (this.inputTaken.get(handle) ?? 0) + bytes);
+    this.inputChanged(handle);
+  }
+
+  private inputChanged(handle: number): void {
     this.inputNews.add(handle);
     this.inputReportSoon ??= setImmediate(() => this.reportInput());
   }
@@ -325,6 +329,11 @@ class HostConnection implements OutputSink {
         // server that does not (an earlier version) must still not grow the host without bound.
         if (!session.exit && (session.proc.pendingInputBytes ?? 0) <= HostConstants.DropInputAboveBytes) session.proc.write(rest);
         this.tookInput(handle, rest.length);
+        // The server's `send` counts a wait only once its input is in the terminal: say so as soon as it is.
+        session.proc.whenInputTaken?.(() => {
+          // Reported as waiting (the report came before the write finished): report it taken now.
+          if (this.inputWaiting.has(handle)) this.inputChanged(handle);
+        });
         return;
       case FrameType.Resize:
         if (rest.length !== 4) throw new ProtocolError('bad resize');
