@@ -24,3 +24,31 @@ test('every byte of a burst that ends with the process arrives, with a busy cons
   );
   expect(runs).toEqual([1000000, 1000000, 1000000, 1000000, 1000000]);
 });
+
+test('input the program has not read yet is pending; whenInputTaken answers once the terminal took all of it', async () => {
+  const backend = new NodePtyBackend();
+  // Reads nothing for a second, then everything.
+  const p = backend.spawn({ file: '/bin/sh', args: ['-c', 'sleep 1; cat > /dev/null'], cwd: '/tmp', env: { PATH: process.env.PATH ?? '' }, cols: 80, rows: 24 });
+  p.onData(() => undefined);
+  const exited = new Promise<void>((resolve) => p.onExit(() => resolve()));
+  try {
+    // Lines (a terminal in canonical mode drops what does not fit a line), more than the terminal holds.
+    p.write(('x'.repeat(99) + '\n').repeat(20_000));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(p.pendingInputBytes).toBeGreaterThan(0);
+    // Asked while input is pending: the answer comes when nothing is (an early one would see bytes left).
+    let pendingThen = -1;
+    await new Promise<void>((resolve) =>
+      p.whenInputTaken!(() => {
+        pendingThen = p.pendingInputBytes ?? -1;
+        resolve();
+      }),
+    );
+    expect(pendingThen).toBe(0);
+    // With nothing pending it answers at once.
+    await new Promise<void>((resolve) => p.whenInputTaken!(resolve));
+  } finally {
+    p.kill('SIGKILL');
+    await exited;
+  }
+});
