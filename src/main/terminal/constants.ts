@@ -14,7 +14,7 @@ export const OutputLogConstants = {
   SegmentBytes: 64 * 1024,
   /**
    * Segments evicted (a log at capacity) or spilled (the memory budget) wait here for any log of the
-   * process to reuse (see OutputLog.recycleSegments), up to this many: 2 MiB, outside every log's
+   * process to reuse (see OutputLog's viewHolders), up to this many: 2 MiB, outside every log's
    * residentBytes. A flood evicts one per segment it fills, a budget spills as fast as logs grow.
    */
   SpareSegments: 32,

@@ -105,9 +105,8 @@ export class LogCursor implements OutputReader, ViewHolder {
   offset: number;
   private inflight = 0;
   /**
-   * On a log that recycles its memory: the offset of each frame handed to the transport, in order, and
-   * whether it was flushed; frames before `outHead` were. The lowest one not flushed is what the log
-   * may not reuse yet.
+   * The offset of each frame handed to the transport, in order, and whether it was flushed; frames
+   * before `outHead` were. The lowest one not flushed is what the log may not reuse yet (viewsFrom).
    */
   private readonly outAt: number[] = [];
   private readonly outDone: boolean[] = [];
@@ -124,7 +123,7 @@ export class LogCursor implements OutputReader, ViewHolder {
   constructor(private readonly opts: LogCursorOptions) {
     this.offset = opts.from;
     this.maxFrame = opts.maxFrameBytes ?? StreamConstants.MaxFrameBytes;
-    if (opts.log.recycleSegments) opts.log.addViewHolder(this);
+    opts.log.addViewHolder(this);
   }
 
   stop(): void {
@@ -219,13 +218,13 @@ export class LogCursor implements OutputReader, ViewHolder {
       this.offset += n;
       this.inflight += n;
       let done = false;
-      const slot = this.opts.log.recycleSegments ? this.outBase + this.outAt.push(at) - 1 : -1;
-      if (slot >= 0) this.outDone.push(false);
+      const slot = this.outBase + this.outAt.push(at) - 1;
+      this.outDone.push(false);
       this.opts.send(payload, chunk.channel, at, () => {
         if (done) return;
         done = true;
         this.inflight -= n;
-        if (slot >= 0) this.flushedFrame(slot);
+        this.flushedFrame(slot);
         this.progressAt = Date.now();
         // Only a cursor held back by the watermark resumes on a drain; otherwise the hub's next batch
         // carries new output, so small PTY reads still leave as few large frames.

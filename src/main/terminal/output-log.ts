@@ -27,16 +27,16 @@ export class OutputLog {
   private readBack: { seg: Segment; buf: Buffer } | null = null;
 
   /**
-   * Reuse the memory of evicted segments for new output instead of allocating afresh. A log at capacity
-   * that goes on filling (a flood) otherwise allocates one segment per segment it evicts, and on the
-   * machines this was measured on, faulting in fresh memory cost more than all the log's other work (a
-   * reader that kept the last 8 MiB it read: 110-160 page faults and 4-8 ms of CPU per MiB more than one
-   * that kept nothing). Safe only where every view of the log's memory (chunkAt) is taken by a reader
-   * that says which bytes it still has out (addViewHolder): a segment is reused only once no view of
-   * it is out. LogCursor, the one reader that takes views, does so: its transports report when the
-   * kernel has a frame, and until then the frame counts as out.
+   * Readers that hand views of this log's memory (chunkAt) to others. The memory of a segment the log
+   * lets go of (evicted, or spilled by the memory budget) is reused for new output, by this log or
+   * another, instead of allocating afresh: a log at capacity that goes on filling (a flood) otherwise
+   * allocates one segment per segment it evicts, and on the machines this was measured on, faulting in
+   * fresh memory cost more than all the log's other work (a reader that kept the last 8 MiB it read:
+   * 110-160 page faults and 4-8 ms of CPU per MiB more than one that kept nothing). Reuse is safe because
+   * every view is taken by a reader that says which bytes it still has out: a segment is reused only once
+   * no view of it is out. LogCursor, the one reader that takes views, does so: its transports report
+   * when the kernel has a frame, and until then the frame counts as out.
    */
-  recycleSegments = true;
   private readonly viewHolders = new Set<ViewHolder>();
 
   /**
@@ -176,7 +176,7 @@ export class OutputLog {
     this.viewHolders.delete(holder);
   }
 
-  /** Segments' memory waiting for reuse, shared by every log of this process (recycleSegments). */
+  /** Segments' memory waiting for reuse, shared by every log of this process (see viewHolders). */
   static get spareSegments(): number {
     return spares.length;
   }
@@ -238,7 +238,7 @@ export class OutputLog {
 
   /** Keeps the memory of a segment this log lets go of (evicted, spilled) for reuse, if no view of it is out. */
   private keepSpare(gone: Segment): void {
-    if (!this.recycleSegments || !gone.buf || gone.buf.length !== OutputLogConstants.SegmentBytes || spares.length >= OutputLogConstants.SpareSegments) return;
+    if (!gone.buf || gone.buf.length !== OutputLogConstants.SegmentBytes || spares.length >= OutputLogConstants.SpareSegments) return;
     const end = gone.start + gone.used;
     for (const holder of this.viewHolders) if (holder.viewsFrom() < end) return;
     spares.push(gone.buf);
@@ -265,7 +265,7 @@ export class OutputLog {
 /** Full-size segments' memory let go of by some log, for any log of this process to fill again. */
 const spares: Buffer[] = [];
 
-/** Who may have views of a log's memory out (see OutputLog.recycleSegments). */
+/** Who may have views of a log's memory out (see OutputLog's viewHolders). */
 export interface ViewHolder {
   /** The lowest offset of any view it has out (Infinity: none). */
   viewsFrom(): number;
