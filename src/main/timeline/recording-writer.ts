@@ -37,6 +37,8 @@ interface Block {
 
 /** Blocks whose bytes are all written, for any recording of the process to fill again. */
 const freeBlocks: Buffer[] = [];
+/** A staged or queued part's block, found from the memory it views (other parts are in none). */
+const blockOf = new WeakMap<ArrayBufferLike, Block>();
 
 export class RecordingWriter {
   /** The header's timestamp in ms: event times count from this whole second. */
@@ -44,16 +46,14 @@ export class RecordingWriter {
   private fd: number | null = null;
   /** The output record being gathered: its parts (views of staging blocks), their length, its time. */
   private staged: Buffer[] = [];
-  private stagedBlocks: Block[] = [];
   private stagedBytes = 0;
   private stagedAt = 0;
   /** The block output is copied into now. */
   private block: Block | null = null;
   /** Set while records wait for their write. */
   private timer: NodeJS.Timeout | null = null;
-  /** Parts waiting for the write in flight to finish, in file order; each output part's block beside it. */
+  /** Parts waiting for the write in flight to finish, in file order. */
   private queue: Buffer[] = [];
-  private queueBlocks: (Block | null)[] = [];
   private queuedBytes = 0;
   private writing = false;
   private drained: (() => void)[] = [];
@@ -107,11 +107,12 @@ export class RecordingWriter {
       let block = this.block;
       if (!block || block.used === block.buf.length) {
         if (block) this.seal(block);
-        block = this.block = { buf: freeBlocks.pop() ?? Buffer.allocUnsafe(TimelineConstants.CastBlockBytes), used: 0, refs: 0 };
+        // allocUnsafeSlow: memory of its own (never a slice of the shared pool), so a part names its block.
+        block = this.block = { buf: freeBlocks.pop() ?? Buffer.allocUnsafeSlow(TimelineConstants.CastBlockBytes), used: 0, refs: 0 };
+        blockOf.set(block.buf.buffer, block);
       }
       const n = data.copy(block.buf, block.used, pos);
       this.staged.push(block.buf.subarray(block.used, block.used + n));
-      this.stagedBlocks.push(block);
       block.refs++;
       block.used += n;
       pos += n;
@@ -178,27 +179,23 @@ export class RecordingWriter {
   /** Ends the output record gathered so far: it waits for the next write. */
   private postOutput(): void {
     const parts = this.staged;
-    const blocks = this.stagedBlocks;
     const length = this.stagedBytes;
     this.staged = [];
-    this.stagedBlocks = [];
     this.stagedBytes = 0;
-    if (length === 0 || this.stoppedWhy) return this.release(blocks);
+    if (length === 0 || this.stoppedWhy) return this.release(parts);
     if (this.skipped) {
       const note = `[ptydeck: ${this.skipped} bytes of output not recorded: the disk fell behind]`;
       this.skipped = 0;
       this.event(this.stagedAt, 'm', note);
-      if (this.stoppedWhy) return this.release(blocks);
+      if (this.stoppedWhy) return this.release(parts);
     }
-    if (!this.take(length + RecordHeadBytes)) return this.release(blocks);
-    this.enqueue([recordHead('o', this.seconds(this.stagedAt), length), ...parts], [null, ...blocks]);
+    if (!this.take(length + RecordHeadBytes)) return this.release(parts);
+    this.enqueue([recordHead('o', this.seconds(this.stagedAt), length), ...parts]);
   }
 
-  private enqueue(parts: Buffer[], blocks: (Block | null)[] = []): void {
-    for (let i = 0; i < parts.length; i++) {
-      const p = parts[i];
+  private enqueue(parts: Buffer[]): void {
+    for (const p of parts) {
       this.queue.push(p);
-      this.queueBlocks.push(blocks[i] ?? null);
       this.queuedBytes += p.length;
     }
     if (this.queuedBytes >= TimelineConstants.CastRecordMaxBytes) this.writeNow();
@@ -214,16 +211,14 @@ export class RecordingWriter {
       return;
     }
     const parts = this.queue;
-    const blocks = this.queueBlocks;
     const total = this.queuedBytes;
     this.queue = [];
-    this.queueBlocks = [];
     this.queuedBytes = 0;
     this.writing = true;
     writev(fd, parts, (err, n) => {
       this.writing = false;
       if (err) {
-        this.release(blocks);
+        this.release(parts);
         this.fail(err);
         return;
       }
@@ -231,17 +226,19 @@ export class RecordingWriter {
       if (n < total) {
         const rest = Buffer.concat(parts).subarray(n);
         this.queue.unshift(rest);
-        this.queueBlocks.unshift(null);
         this.queuedBytes += rest.length;
       }
-      this.release(blocks);
+      this.release(parts);
       this.pump();
     });
   }
 
   /** These parts' bytes are written (or dropped): a sealed block none of whose parts wait is free again. */
-  private release(blocks: (Block | null)[]): void {
-    for (const b of blocks) if (b && --b.refs === 0 && b !== this.block) freeBlock(b);
+  private release(parts: Buffer[]): void {
+    for (const p of parts) {
+      const b = blockOf.get(p.buffer);
+      if (b && --b.refs === 0 && b !== this.block) freeBlock(b);
+    }
   }
 
   /** Output no longer goes into this block: it is free once its parts are written. */
@@ -254,9 +251,8 @@ export class RecordingWriter {
     const fd = this.fd;
     this.fd = null;
     if (fd !== null) close(fd, () => undefined);
-    this.release(this.queueBlocks);
+    this.release(this.queue);
     this.queue = [];
-    this.queueBlocks = [];
     this.queuedBytes = 0;
     this.stop(`the recording could not be written: ${err.message}`, false);
     this.pump();
@@ -284,9 +280,8 @@ export class RecordingWriter {
       this.enqueue([recordHead('m', this.seconds(Date.now()), payload.length), payload]);
     }
     this.stoppedWhy = why;
-    this.release(this.stagedBlocks);
+    this.release(this.staged);
     this.staged = [];
-    this.stagedBlocks = [];
     this.stagedBytes = 0;
     if (this.block) this.seal(this.block);
     this.onStop(why);
