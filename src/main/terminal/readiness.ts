@@ -10,7 +10,9 @@ import { hasProcfs, parseStat, readStat, terminalOf, type ProcStat } from './pro
  *      read/readv/pread on a terminal fd; select/pselect6 with a terminal fd in its read set;
  *      poll/ppoll with a terminal fd asking for input; epoll_wait on an epoll set that watches one
  *      (/proc/<pid>/task/<tid>/syscall gives the syscall and its arguments; the sets are read from
- *      /proc/<pid>/mem, the epoll set from /proc/<pid>/fdinfo).
+ *      /proc/<pid>/mem, the epoll set from /proc/<pid>/fdinfo);
+ *   3. and asleep in it: the syscall file also names the syscall of a thread that is runnable or stopped
+ *      inside it (sleptThroughWait).
  *
  * A wait that already existed before our write must not count: the program has not answered yet.
  * Each thread's voluntary context-switch count tells: it grows every time the thread wakes and blocks
@@ -79,10 +81,10 @@ export function probeForeground(shellPid: number, { waits = true }: { waits?: bo
       continue;
     }
     for (const tid of tids) {
-      const sw = voluntarySwitches(pid, tid);
-      if (sw === null) continue;
-      const wait = waits ? terminalWait(pid, tid, ttyFds) : NOT_WAITING;
-      threads.push({ key: `${pid}/${tid}`, voluntarySwitches: sw, waitingOnTerminal: wait.waiting, waitTimed: wait.timed });
+      const before = threadStatus(pid, tid);
+      if (!before) continue;
+      const wait = waits && before.state === 'S' ? sleptThroughWait(pid, tid, before, ttyFds) : NOT_WAITING;
+      threads.push({ key: `${pid}/${tid}`, voluntarySwitches: before.voluntarySwitches, waitingOnTerminal: wait.waiting, waitTimed: wait.timed });
     }
   }
   return { pgid: shell.tpgid, shellPgid: shell.pgrp, threads };
@@ -112,7 +114,9 @@ export function stillInSameWait(shellPid: number, pgid: number, waiters: ThreadS
   if (!shell || shell.tpgid !== pgid) return false;
   return waiters.some((t) => {
     const [pid, tid] = t.key.split('/');
-    return voluntarySwitches(Number(pid), tid) === t.voluntarySwitches;
+    const now = threadStatus(Number(pid), tid);
+    // Woken and not yet blocked again (runnable, or stopped) keeps its count: asleep is part of "the same wait".
+    return now !== null && now.state === 'S' && now.voluntarySwitches === t.voluntarySwitches;
   });
 }
 
@@ -163,10 +167,32 @@ function terminalFds(pid: number, tty: string): Set<number> {
   return fds;
 }
 
-function voluntarySwitches(pid: number, tid: string): number | null {
+interface ThreadStatus {
+  /** R running or runnable, S asleep (interruptibly: where a read of a terminal, a select, a poll waits), D, T, Z... */
+  state: string;
+  voluntarySwitches: number;
+}
+
+function threadStatus(pid: number, tid: string): ThreadStatus | null {
   const text = kept.read(`/proc/${pid}/task/${tid}/status`);
-  const m = text === null ? null : /voluntary_ctxt_switches:\s*(\d+)/.exec(text);
-  return m ? Number(m[1]) : null;
+  if (text === null) return null;
+  const state = /^State:\s*(\S)/m.exec(text);
+  const switches = /^voluntary_ctxt_switches:\s*(\d+)/m.exec(text);
+  return state && switches ? { state: state[1], voluntarySwitches: Number(switches[1]) } : null;
+}
+
+/**
+ * The syscall file names the syscall a thread is in whether it sleeps there or not: a thread preempted
+ * inside a read that returns at once (bash takes a typed line one byte per read), or stopped by a signal
+ * while it was blocked, shows a read of the terminal too, and neither waits for input. So a wait counts
+ * only if the thread was asleep before the syscall was read and is still in that same sleep after (asleep,
+ * its voluntary switch count unchanged: any wake and block again in between adds one).
+ */
+function sleptThroughWait(pid: number, tid: string, before: ThreadStatus, terminalFdsOf: () => Set<number>): TerminalWait {
+  const wait = terminalWait(pid, tid, terminalFdsOf);
+  if (!wait.waiting) return wait;
+  const after = threadStatus(pid, tid);
+  return after !== null && after.state === 'S' && after.voluntarySwitches === before.voluntarySwitches ? wait : NOT_WAITING;
 }
 
 interface TerminalWait {
