@@ -49,7 +49,8 @@ export interface TerminalProcess {
   kill(signal?: NodeJS.Signals): void;
   /**
    * Output in arrival order; `channel` is 1 (stdout/tty) or 2 (stderr, pipe mode only). A backend that
-   * numbers its bytes (the PTY host) passes each chunk's absolute offset.
+   * numbers its bytes (the PTY host) passes each chunk's absolute offset. `data` is lent for the call
+   * only (backends read into reused buffers): a listener copies what it keeps.
    */
   onData(listener: (data: Buffer, channel: number, offset?: number) => void): void;
   /** Fires once, after the last output has been delivered. */

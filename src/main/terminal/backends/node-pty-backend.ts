@@ -2,6 +2,7 @@ import { closeSync, constants as fsConstants, openSync, readFileSync, readSync }
 import * as pty from 'node-pty';
 import type { Backend, ProcessExit, SpawnSpec, TerminalProcess } from './backend';
 import { PtyWriter } from './pty-writer';
+import { readIntoSharedBuffer, sharedReadBuffer } from './shared-read-buffer';
 
 /** A real pseudo-terminal per session, through node-pty. */
 export class NodePtyBackend implements Backend {
@@ -24,8 +25,7 @@ export class NodePtyBackend implements Backend {
 /** After the child exits, how long the PTY must stay silent before it is let go, and the cap. */
 const DrainQuietMs = 50;
 const DrainMaxMs = 5000;
-/** readNow: one read's size and how many at most (a program printing on would keep it reading). */
-const ReadNowBytes = 64 * 1024;
+/** readNow: how many reads at most (a program printing on would keep it reading). */
 const ReadNowMaxReads = 16;
 
 /** O_NONBLOCK on the descriptor, from /proc (without it a read of our own could block the loop): false when unknown. */
@@ -56,7 +56,10 @@ class NodePtyProcess implements TerminalProcess {
     const master = typeof fd === 'number' && fd >= 0 ? fd : null;
     this.writer = master !== null ? new PtyWriter(master) : null;
     this.masterFd = master !== null && isNonBlocking(master) ? master : null;
-    this.proc.onData((d: string | Buffer) => this.deliver(typeof d === 'string' ? Buffer.from(d, 'utf8') : d));
+    const socket = (proc as unknown as { _socket?: unknown })._socket;
+    if (!readIntoSharedBuffer(socket, (data) => this.deliver(data))) {
+      this.proc.onData((d: string | Buffer) => this.deliver(typeof d === 'string' ? Buffer.from(d, 'utf8') : d));
+    }
     this.keepReadingAfterExit();
   }
 
@@ -166,7 +169,8 @@ class NodePtyProcess implements TerminalProcess {
    */
   readNow(): void {
     if (this.masterFd === null || this.paused || this.masterReleased()) return;
-    const buf = Buffer.allocUnsafe(ReadNowBytes);
+    // Listeners copy what they keep (onData), so the stream's buffer serves: no read of it is under way.
+    const buf = sharedReadBuffer();
     for (let i = 0; i < ReadNowMaxReads; i++) {
       let n: number;
       try {
@@ -175,7 +179,7 @@ class NodePtyProcess implements TerminalProcess {
         return; // EAGAIN: nothing more; EIO: the slave side is gone
       }
       if (n <= 0) return;
-      this.deliver(Buffer.from(buf.subarray(0, n)));
+      this.deliver(buf.subarray(0, n));
     }
   }
 
@@ -209,8 +213,8 @@ class NodePtyProcess implements TerminalProcess {
     }
   }
 
+  /** `data` is lent for the call only (shared-read-buffer.ts): copy what you keep. */
   onData(listener: (data: Buffer, channel: number) => void): void {
-    // With `encoding: null` node-pty hands out Buffers, whatever its typings say (see the constructor).
     this.listeners.push(listener);
   }
 
