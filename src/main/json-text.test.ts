@@ -20,6 +20,15 @@ test('valid UTF-8 comes out exactly as JSON.stringify writes it, however the chu
   }
 });
 
+test('every ASCII byte and characters of each UTF-8 length, in one chunk and with a character left over, as JSON.stringify writes them', () => {
+  const text = String.fromCharCode(...Array.from({ length: 128 }, (_, i) => i)) + '\u0080ÿ\u07ff\u0800\uffff\u{10000}\u{10ffff}\u2029';
+  const bytes = Buffer.from(text);
+  expect(escapeAll([bytes])).toBe(JSON.stringify(text).slice(1, -1));
+  // A chunk that ends inside a character, then whole ones: the carry, and the chunks after it.
+  const cut = bytes.length - 2;
+  expect(escapeAll([bytes.subarray(0, cut), bytes.subarray(cut), bytes])).toBe(JSON.stringify(text + text).slice(1, -1));
+});
+
 test('bytes that are not UTF-8 become U+FFFD and the result is always valid JSON text', () => {
   const cases: [number[], string][] = [
     [[0xff], '\uFFFD'],
