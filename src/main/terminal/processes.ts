@@ -15,6 +15,8 @@ export interface ProcStat {
   tpgid: number;
   /** Clock ticks since boot; with the pid it identifies one process for its whole life. */
   startTime: number;
+  /** How many threads it has. */
+  threads: number;
 }
 
 export const hasProcfs = ((): boolean => {
@@ -62,6 +64,7 @@ export function parseStat(pid: number, text: string): ProcStat | null {
     pgrp: Number(rest[2]),
     session: Number(rest[3]),
     tpgid: Number(rest[5]),
+    threads: Number(rest[17]),
     startTime: Number(rest[19]),
   };
 }

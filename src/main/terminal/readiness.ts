@@ -66,24 +66,24 @@ export function probeForeground(shellPid: number, { waits = true }: { waits?: bo
   if (!kernelProbeAvailable) return null;
   const shell = keptStat(shellPid);
   if (!shell || shell.tpgid <= 0) return null;
-  const tty = terminalOf(shellPid);
+  const tty = terminalOfShell(shell);
   if (!tty) return null;
   const threads: ThreadState[] = [];
-  for (const pid of groupMembers(shell.tpgid, shell.session)) {
-    // Which of its descriptors are the terminal is read only for a thread blocked in a waiting syscall
-    // (a program busy printing, the common case, costs no listing of its descriptors).
-    let fds: Set<number> | null = null;
-    const ttyFds = (): Set<number> => (fds ??= terminalFds(pid, tty));
+  for (const member of groupMembers(shell.tpgid, shell.session)) {
+    const pid = member.pid;
+    // Whether a descriptor is the terminal is asked only of those a waiting syscall names (a program busy
+    // printing, the common case, costs no look at its descriptors).
+    const isTty = terminalFdTest(pid, tty);
     let tids: string[];
     try {
-      tids = readdirSync(`/proc/${pid}/task`);
+      tids = member.threads === 1 ? [String(pid)] : readdirSync(`/proc/${pid}/task`);
     } catch {
       continue;
     }
     for (const tid of tids) {
       const before = threadStatus(pid, tid);
       if (!before) continue;
-      const wait = waits && before.state === 'S' ? sleptThroughWait(pid, tid, before, ttyFds) : NOT_WAITING;
+      const wait = waits && before.state === 'S' ? sleptThroughWait(pid, tid, before, isTty) : NOT_WAITING;
       threads.push({ key: `${pid}/${tid}`, voluntarySwitches: before.voluntarySwitches, waitingOnTerminal: wait.waiting, waitTimed: wait.timed });
     }
   }
@@ -131,10 +131,10 @@ export function anyTerminalWait(now: ForegroundState | null): boolean {
  * keeps a probe to a few small files; a machine can run thousands of processes, and a scan of all of
  * /proc costs tens of milliseconds. Only when the leader is gone are the other members looked for.
  */
-function groupMembers(pgid: number, session: number): number[] {
+function groupMembers(pgid: number, session: number): ProcStat[] {
   const leader = keptStat(pgid);
-  if (leader && leader.pgrp === pgid && leader.session === session && leader.state !== 'Z') return [pgid];
-  const out: number[] = [];
+  if (leader && leader.pgrp === pgid && leader.session === session && leader.state !== 'Z') return [leader];
+  const out: ProcStat[] = [];
   let pids: string[];
   try {
     pids = readdirSync('/proc');
@@ -144,27 +144,41 @@ function groupMembers(pgid: number, session: number): number[] {
   for (const name of pids) {
     if (name.charCodeAt(0) > 57) continue;
     const s = readStat(Number(name));
-    if (s && s.pgrp === pgid && s.session === session) out.push(s.pid);
+    if (s && s.pgrp === pgid && s.session === session) out.push(s);
   }
   return out;
 }
 
-function terminalFds(pid: number, tty: string): Set<number> {
-  const fds = new Set<number>();
-  let names: string[];
-  try {
-    names = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return fds;
-  }
-  for (const n of names) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${n}`) === tty) fds.add(Number(n));
-    } catch {
-      // closed meanwhile
+/** The shell's terminal, read once per shell (a shell keeps its terminal for life): pid and start time name it. */
+const shellTerminals = new Map<string, string | null>();
+const ShellTerminalsKept = 256;
+
+function terminalOfShell(shell: ProcStat): string | null {
+  const key = `${shell.pid}:${shell.startTime}`;
+  const known = shellTerminals.get(key);
+  if (known !== undefined) return known;
+  const tty = terminalOf(shell.pid);
+  if (tty === null) return null; // not (yet) on a terminal: ask again next time
+  if (shellTerminals.size >= ShellTerminalsKept) shellTerminals.delete(shellTerminals.keys().next().value!);
+  shellTerminals.set(key, tty);
+  return tty;
+}
+
+/** Whether descriptor `fd` of `pid` is `tty`, each descriptor asked at most once per look. */
+function terminalFdTest(pid: number, tty: string): (fd: number) => boolean {
+  const seen = new Map<number, boolean>();
+  return (fd) => {
+    let is = seen.get(fd);
+    if (is === undefined) {
+      try {
+        is = readlinkSync(`/proc/${pid}/fd/${fd}`) === tty;
+      } catch {
+        is = false; // closed meanwhile
+      }
+      seen.set(fd, is);
     }
-  }
-  return fds;
+    return is;
+  };
 }
 
 interface ThreadStatus {
@@ -188,8 +202,8 @@ function threadStatus(pid: number, tid: string): ThreadStatus | null {
  * only if the thread was asleep before the syscall was read and is still in that same sleep after (asleep,
  * its voluntary switch count unchanged: any wake and block again in between adds one).
  */
-function sleptThroughWait(pid: number, tid: string, before: ThreadStatus, terminalFdsOf: () => Set<number>): TerminalWait {
-  const wait = terminalWait(pid, tid, terminalFdsOf);
+function sleptThroughWait(pid: number, tid: string, before: ThreadStatus, isTty: (fd: number) => boolean): TerminalWait {
+  const wait = terminalWait(pid, tid, isTty);
   if (!wait.waiting) return wait;
   const after = threadStatus(pid, tid);
   return after !== null && after.state === 'S' && after.voluntarySwitches === before.voluntarySwitches ? wait : NOT_WAITING;
@@ -205,7 +219,7 @@ const NOT_WAITING: TerminalWait = { waiting: false, timed: false };
 /** An int argument (poll's and epoll_wait's timeout) as the kernel reads it: the register's low 32 bits, signed. */
 const intArg = (v: bigint): number => Number(BigInt.asIntN(32, v));
 
-function terminalWait(pid: number, tid: string, terminalFdsOf: () => Set<number>): TerminalWait {
+function terminalWait(pid: number, tid: string, isTty: (fd: number) => boolean): TerminalWait {
   const text = kept.read(`/proc/${pid}/task/${tid}/syscall`);
   if (text === null) return NOT_WAITING;
   const fields = text.trim().split(' ');
@@ -215,19 +229,18 @@ function terminalWait(pid: number, tid: string, terminalFdsOf: () => Set<number>
   const arg = (i: number): bigint => BigInt(fields[1 + i]);
   const waits = table.read.includes(nr) || table.select.includes(nr) || table.poll.includes(nr) || table.epoll.includes(nr);
   if (!waits) return NOT_WAITING;
-  const ttyFds = terminalFdsOf();
-  if (ttyFds.size === 0) return NOT_WAITING;
   const found = (timed: boolean): TerminalWait => ({ waiting: true, timed });
-  if (table.read.includes(nr)) return ttyFds.has(Number(arg(0))) ? found(false) : NOT_WAITING;
+  if (table.read.includes(nr)) return isTty(Number(arg(0))) ? found(false) : NOT_WAITING;
   if (table.select.includes(nr)) {
     const nfds = Number(arg(0));
     const readfds = arg(1);
     if (readfds === 0n || nfds <= 0) return NOT_WAITING;
     const words = readMemory(pid, readfds, Math.ceil(Math.min(nfds, 1024) / 64) * 8);
     if (!words) return NOT_WAITING;
-    for (const fd of ttyFds) {
+    const last = Math.min(nfds, words.length * 8);
+    for (let fd = 0; fd < last; fd++) {
       // select and pselect6 both take the timeout's address as their fifth argument; NULL waits forever.
-      if (fd < nfds && fd < words.length * 8 && (words[fd >> 3] & (1 << (fd & 7))) !== 0) return found(arg(4) !== 0n);
+      if ((words[fd >> 3] & (1 << (fd & 7))) !== 0 && isTty(fd)) return found(arg(4) !== 0n);
     }
     return NOT_WAITING;
   }
@@ -239,7 +252,7 @@ function terminalWait(pid: number, tid: string, terminalFdsOf: () => Set<number>
       const fd = mem.readInt32LE(i * 8);
       const events = mem.readInt16LE(i * 8 + 4);
       // POLLIN. poll's third argument is a timeout in ms (negative: forever); ppoll's is an address (NULL: forever).
-      if (ttyFds.has(fd) && (events & 0x0001) !== 0) return found(nr === POLL ? intArg(arg(2)) >= 0 : arg(2) !== 0n);
+      if (fd >= 0 && (events & 0x0001) !== 0 && isTty(fd)) return found(nr === POLL ? intArg(arg(2)) >= 0 : arg(2) !== 0n);
     }
     return NOT_WAITING;
   }
@@ -248,7 +261,7 @@ function terminalWait(pid: number, tid: string, terminalFdsOf: () => Set<number>
       const info = readFileSync(`/proc/${pid}/fdinfo/${Number(arg(0))}`, 'latin1');
       for (const m of info.matchAll(/^tfd:\s+(\d+)\s+events:\s+([0-9a-f]+)/gm)) {
         // epoll_wait and epoll_pwait: a timeout in ms (negative: forever); epoll_pwait2: an address (NULL: forever).
-        if (ttyFds.has(Number(m[1])) && (parseInt(m[2], 16) & 0x0001) !== 0) return found(nr === EPOLL_PWAIT2 ? arg(3) !== 0n : intArg(arg(3)) >= 0);
+        if ((parseInt(m[2], 16) & 0x0001) !== 0 && isTty(Number(m[1]))) return found(nr === EPOLL_PWAIT2 ? arg(3) !== 0n : intArg(arg(3)) >= 0);
       }
     } catch {
       return NOT_WAITING;
