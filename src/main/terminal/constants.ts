@@ -23,6 +23,13 @@ export const OutputLogConstants = {
 export const StreamConstants = {
   /** Coalesce PTY chunks that arrive within this window into one frame per client (VS Code uses 5 ms, Hyper 16 ms). */
   BatchMs: 4,
+  /**
+   * A stream that keeps filling its window (StreamingBytes or more each time) has it doubled, up to this:
+   * with many sessions printing at once, a 4 ms window cut each into frames of a few KiB, and the cost
+   * of a frame (a write, a wake of the reader) dominated. It falls back to BatchMs once output slows.
+   */
+  MaxBatchMs: 16,
+  StreamingBytes: 1024,
   /** Output this small since the last flush (a keystroke's echo) goes out at once, whatever the window. */
   ImmediateBytes: 256,
   /** Largest payload of one live frame; execd's own pump reads 32 KiB, larger frames only add latency for other sessions. */

@@ -14,8 +14,9 @@ import { incompleteTailLength, leadingContinuationLength } from './utf8';
  * AIO: an error frame; viewer: a fresh screen snapshot).
  *
  * Batching: the first chunk after a quiet spell goes out on the next turn of the event loop (keystroke
- * echo stays immediate); under sustained output, flushes are at least BatchMs apart so many small PTY
- * chunks leave as few large frames.
+ * echo stays immediate); under sustained output, flushes are at least a window apart so many small PTY
+ * chunks leave as few large frames. The window is BatchMs, doubled (up to MaxBatchMs) for each flush in
+ * a row that found at least StreamingBytes, and BatchMs again after one that did not.
  */
 export interface OutputReader {
   pump(): void;
@@ -30,6 +31,7 @@ export class OutputHub {
   private scheduled = false;
   private lastFlushAt = 0;
   private pendingBytes = 0;
+  private windowMs: number = StreamConstants.BatchMs;
 
   constructor(private readonly afterFlush: () => void = () => undefined) {}
 
@@ -50,7 +52,7 @@ export class OutputHub {
     this.pendingBytes += bytes;
     if (this.scheduled) return;
     this.scheduled = true;
-    const wait = StreamConstants.BatchMs - (Date.now() - this.lastFlushAt);
+    const wait = this.windowMs - (Date.now() - this.lastFlushAt);
     // A keystroke's echo goes at once; a burst waits out the window to leave as fewer, larger frames,
     // unless it already fills several frames (waiting would only let a small log drop unsent bytes).
     const small = this.pendingBytes <= StreamConstants.ImmediateBytes;
@@ -67,6 +69,7 @@ export class OutputHub {
   }
 
   flush(): void {
+    this.windowMs = this.pendingBytes >= StreamConstants.StreamingBytes ? Math.min(this.windowMs * 2, StreamConstants.MaxBatchMs) : StreamConstants.BatchMs;
     this.scheduled = false;
     this.pendingBytes = 0;
     this.lastFlushAt = Date.now();
