@@ -150,7 +150,7 @@ function groupMembers(pgid: number, session: number): ProcStat[] {
 }
 
 /** The shell's terminal, read once per shell (a shell keeps its terminal for life): pid and start time name it. */
-const shellTerminals = new Map<string, string | null>();
+const shellTerminals = new Map<string, string>();
 const ShellTerminalsKept = 256;
 
 function terminalOfShell(shell: ProcStat): string | null {
