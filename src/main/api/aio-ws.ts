@@ -208,7 +208,19 @@ async function serveTerminal(up: UpgradeRequest, session: Session, q: AttachQuer
   sendJson(ws, { type: 'ready', session_id: session.id, transport: q.transport, backend: session.backendKind, resumed });
 
   const json = q.transport === 'json';
-  const sendBytes = (payload: Buffer, flushed: () => void): void => (json ? sendRaw(ws, outputJsonFrame(payload), flushed, true) : sendRaw(ws, payload, flushed));
+  const sendBytes = (payload: Buffer, flushed: () => void): void => {
+    if (!json) return sendRaw(ws, payload, flushed);
+    const out = outputJsonFrame(payload);
+    sendRaw(
+      ws,
+      out.frame,
+      () => {
+        out.release();
+        flushed();
+      },
+      true,
+    );
+  };
 
   let from: number;
   const restoring = q.durable && q.restore && resumed;

@@ -11,18 +11,44 @@ import { Utf8JsonEscaper } from '../json-text';
  * that are not are decoded the usual way, so a malformed sequence becomes U+FFFD as before.
  */
 const PREFIX = Buffer.from('{"type":"output","data":"', 'latin1');
+/**
+ * Frames are written into blocks that are used again once the socket has flushed them: a fresh ~60 KiB
+ * allocation per frame faulted in new memory for every frame, which costs more here than building it.
+ * A frame larger than a block (text with many escapes) gets memory of its own.
+ */
+const FrameBlockBytes = 128 * 1024;
+const FreeBlocksKept = 32;
+const freeBlocks: Buffer[] = [];
 const SUFFIX = Buffer.from('"}', 'latin1');
 /** A payload here is whole UTF-8, so nothing is ever carried from one frame to the next. */
 const escaper = new Utf8JsonEscaper();
 
-export function outputJsonFrame(payload: Buffer): Buffer {
-  if (!isUtf8(payload)) return Buffer.from(JSON.stringify({ type: 'output', data: payload.toString('utf8') }), 'utf8');
+export interface OutputJsonFrame {
+  frame: Buffer;
+  /** The socket is done with the frame (it flushed it, or gave up): its memory may be used again. */
+  release(): void;
+}
+
+const keep = (): void => undefined;
+
+export function outputJsonFrame(payload: Buffer): OutputJsonFrame {
+  if (!isUtf8(payload)) return { frame: Buffer.from(JSON.stringify({ type: 'output', data: payload.toString('utf8') }), 'utf8'), release: keep };
   const body = escaper.write(payload);
-  // Exactly the frame, in a buffer of its own: the socket may hold it after we return, and the
+  // The frame in memory of its own until released: the socket holds it after we return, and the
   // escaper's result is a view of a buffer it reuses.
-  const out = Buffer.allocUnsafe(PREFIX.length + body.length + SUFFIX.length);
-  PREFIX.copy(out, 0);
-  out.set(body, PREFIX.length);
-  SUFFIX.copy(out, PREFIX.length + body.length);
-  return out;
+  const size = PREFIX.length + body.length + SUFFIX.length;
+  const pooled = size <= FrameBlockBytes;
+  const block = pooled ? (freeBlocks.pop() ?? Buffer.allocUnsafeSlow(FrameBlockBytes)) : Buffer.allocUnsafe(size);
+  PREFIX.copy(block, 0);
+  block.set(body, PREFIX.length);
+  SUFFIX.copy(block, PREFIX.length + body.length);
+  let released = !pooled;
+  return {
+    frame: block.subarray(0, size),
+    release: () => {
+      if (released) return;
+      released = true;
+      if (freeBlocks.length < FreeBlocksKept) freeBlocks.push(block);
+    },
+  };
 }
