@@ -5,6 +5,7 @@ import type { Session } from '../terminal/session';
 import { incompleteTailLength, leadingContinuationLength } from '../terminal/utf8';
 import { actorOf } from './auth';
 import { ApiError } from './errors';
+import { sendFrame } from './frame-blocks';
 import { outputJsonFrame } from './json-frame';
 import type { ApiContext, Door, UpgradeRequest, WsRoute } from './server';
 import { asBuffer, asText, attachCursor, isOpen, jsonObject, keepalive, sendJson, sendRaw } from './ws-util';
@@ -208,19 +209,7 @@ async function serveTerminal(up: UpgradeRequest, session: Session, q: AttachQuer
   sendJson(ws, { type: 'ready', session_id: session.id, transport: q.transport, backend: session.backendKind, resumed });
 
   const json = q.transport === 'json';
-  const sendBytes = (payload: Buffer, flushed: () => void): void => {
-    if (!json) return sendRaw(ws, payload, flushed);
-    const out = outputJsonFrame(payload);
-    sendRaw(
-      ws,
-      out.frame,
-      () => {
-        out.release();
-        flushed();
-      },
-      true,
-    );
-  };
+  const sendBytes = (payload: Buffer, flushed: () => void): void => (json ? sendFrame(ws, outputJsonFrame(payload), flushed, true) : sendRaw(ws, payload, flushed));
 
   let from: number;
   const restoring = q.durable && q.restore && resumed;

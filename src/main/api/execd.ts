@@ -10,9 +10,10 @@ import type { Session } from '../terminal/session';
 import { drainThen } from './aio-ws';
 import { actorOf, type Principal } from './auth';
 import { ApiError } from './errors';
+import { headedFrame, sendFrame, type PooledFrame } from './frame-blocks';
 import type { ApiContext, Door, WsRoute } from './server';
 import { bodyObject, parse } from './validate';
-import { asBuffer, asText, attachCursor, isOpen, jsonObject, keepalive, sendJson, sendRaw } from './ws-util';
+import { asBuffer, asText, attachCursor, isOpen, jsonObject, keepalive, sendJson } from './ws-util';
 
 /**
  * OpenSandbox execd's PTY door (seed 004, docs/../opensandbox-execd-pty.md), framing byte for byte:
@@ -70,19 +71,13 @@ async function execdWorkDir(raw: string | null | undefined): Promise<string | un
   }
 }
 
-const frame = (channel: number, payload: Buffer): Buffer => {
-  const out = Buffer.allocUnsafe(payload.length + 1);
-  out[0] = channel;
-  payload.copy(out, 1);
-  return out;
-};
+const frame = (channel: number, payload: Buffer): PooledFrame => headedFrame(Uint8Array.of(channel), payload);
 
-const replayFrame = (offset: number, payload: Buffer): Buffer => {
-  const out = Buffer.allocUnsafe(payload.length + 9);
-  out[0] = CH_REPLAY;
-  out.writeBigUInt64BE(BigInt(offset), 1);
-  payload.copy(out, 9);
-  return out;
+const replayFrame = (offset: number, payload: Buffer): PooledFrame => {
+  const head = Buffer.allocUnsafe(9);
+  head[0] = CH_REPLAY;
+  head.writeBigUInt64BE(BigInt(offset), 1);
+  return headedFrame(head, payload);
 };
 
 export const execdDoor: Door = {
@@ -182,7 +177,7 @@ function serveExecd(session: Session, ws: WebSocket, since: number, principal: P
   //    or doubled. `since` before the oldest byte kept is clamped to it; the frame's offset says so.
   const end = log.end;
   const from = Math.min(Math.max(since, log.start), end);
-  if (from < end) sendRaw(ws, replayFrame(from, log.read(from, end)), () => undefined);
+  if (from < end) sendFrame(ws, replayFrame(from, log.read(from, end)), () => undefined);
   sendJson(ws, { type: 'connected', session_id: session.id, mode: session.mode ?? 'pty' });
 
   // 6. Live output. After a gap (this client read too slowly), the next frame is a replay frame whose
@@ -196,8 +191,8 @@ function serveExecd(session: Session, ws: WebSocket, since: number, principal: P
     send: (payload, channel, at, flushed) => {
       if (resumeWithReplay) {
         resumeWithReplay = false;
-        sendRaw(ws, replayFrame(at, payload), flushed);
-      } else sendRaw(ws, frame(channel === 2 ? CH_STDERR : CH_STDOUT, payload), flushed);
+        sendFrame(ws, replayFrame(at, payload), flushed);
+      } else sendFrame(ws, frame(channel === 2 ? CH_STDERR : CH_STDOUT, payload), flushed);
     },
     onGap: () => {
       resumeWithReplay = true;

@@ -5,9 +5,10 @@ import type { LogCursor } from '../terminal/output-hub';
 import type { Session } from '../terminal/session';
 import { person } from '../terminal/actor';
 import { ApiError } from './errors';
+import { headedFrame, ownFrame, sendFrame } from './frame-blocks';
 import { ViewerPace } from './viewer-pace';
 import type { ApiContext, Door, WsRoute } from './server';
-import { asText, attachCursor, isOpen, jsonObject, keepalive, sendJson, sendRaw } from './ws-util';
+import { asText, attachCursor, isOpen, jsonObject, keepalive, sendJson } from './ws-util';
 
 /**
  * The viewer's two sockets.
@@ -39,13 +40,6 @@ export const ViewerConstants = {
   PipeReplayBytes: 1024 * 1024,
 } as const;
 
-/** A pipe session's output frame: its channel byte, then the bytes. */
-function withChannel(channel: number, payload: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(payload.length + 1);
-  out[0] = channel;
-  payload.copy(out, 1);
-  return out;
-}
 
 export const viewerWsDoor: Door = {
   register() {
@@ -224,9 +218,10 @@ async function serveView(session: Session, ws: WebSocket, since: number | null):
           resync(`this viewer fell ${Math.round((session.log.end - at) / 1024)} KiB behind`);
           return;
         }
-        const frame = pipes ? withChannel(channel, payload) : payload;
-        pace.sent(frame.length, session.log.end - at - payload.length);
-        sendRaw(ws, frame, flushed);
+        // A pipe session's frame: its channel byte, then the bytes.
+        const out = pipes ? headedFrame(Uint8Array.of(channel), payload) : ownFrame(payload);
+        pace.sent(out.frame.length, session.log.end - at - payload.length);
+        sendFrame(ws, out, flushed);
       },
       onGap: () => {
         resync('the output this viewer had not shown yet was dropped from the log');
