@@ -6,24 +6,24 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** A hub with one reader that notes when it was pumped (fake clock). */
-function watchedHub(): { hub: OutputHub; pumps: number[] } {
+/** On a fake clock: a hub with one reader that notes when it was pumped, fed `bytes` every `everyMs` `times` times. */
+function streamThroughHub(bytes: number, everyMs: number, times: number): { hub: OutputHub; pumps: number[]; gaps: () => number[] } {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'Date'] });
   const hub = new OutputHub();
   const pumps: number[] = [];
   hub.attach({ pump: () => void pumps.push(Date.now()) });
-  return { hub, pumps };
+  for (let t = 0; t < times; t++) {
+    hub.notify(bytes);
+    vi.advanceTimersByTime(everyMs);
+  }
+  return { hub, pumps, gaps: () => pumps.slice(1).map((t, i) => t - pumps[i]) };
 }
 
 test('a sustained stream is flushed in windows that widen to MaxBatchMs; after a pause, an echo goes at once', () => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'Date'] });
-  const { hub, pumps } = watchedHub();
   // 2 KiB every millisecond for 400 ms: one reader's stream (2 MiB/s).
-  for (let t = 0; t < 400; t++) {
-    hub.notify(2048);
-    vi.advanceTimersByTime(1);
-  }
+  const { hub, pumps, gaps: gapsNow } = streamThroughHub(2048, 1, 400);
   vi.advanceTimersByTime(StreamConstants.MaxBatchMs);
-  const gaps = pumps.slice(1).map((t, i) => t - pumps[i]);
+  const gaps = gapsNow();
   expect(Math.max(...gaps)).toBeLessThanOrEqual(StreamConstants.MaxBatchMs + 1);
   // Most of the stream went out at the widest window, not at BatchMs.
   expect(gaps.filter((g) => g >= StreamConstants.MaxBatchMs).length).toBeGreaterThan(gaps.length / 2);
@@ -43,13 +43,7 @@ test('a sustained stream is flushed in windows that widen to MaxBatchMs; after a
 });
 
 test('output that trickles (less than StreamingBytes per window) keeps the short window', () => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'Date'] });
-  const { hub, pumps } = watchedHub();
   // 300 bytes every 2 ms: more than an echo each time, less than StreamingBytes per window.
-  for (let t = 0; t < 100; t++) {
-    hub.notify(300);
-    vi.advanceTimersByTime(2);
-  }
-  const gaps = pumps.slice(1).map((t, i) => t - pumps[i]);
-  expect(Math.max(...gaps)).toBeLessThanOrEqual(StreamConstants.BatchMs + 1);
+  const { gaps } = streamThroughHub(300, 2, 100);
+  expect(Math.max(...gaps())).toBeLessThanOrEqual(StreamConstants.BatchMs + 1);
 });
