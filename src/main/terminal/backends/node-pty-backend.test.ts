@@ -52,19 +52,3 @@ test('input the program has not read yet is pending; whenInputTaken answers once
     await exited;
   }
 });
-
-test('a keystroke is in the terminal when write returns (no trip through the thread pool), and the program reads it', async () => {
-  const backend = new NodePtyBackend();
-  const p = backend.spawn({ file: '/bin/sh', args: ['-c', 'read line; echo "got $line"'], cwd: '/tmp', env: { PATH: process.env.PATH ?? '' }, cols: 80, rows: 24 });
-  let out = '';
-  p.onData((d) => void (out += d.toString()));
-  const exited = new Promise<void>((resolve) => p.onExit(() => resolve()));
-  try {
-    p.write('typed\r');
-    expect(p.pendingInputBytes).toBe(0);
-    await exited;
-    expect(out).toContain('got typed');
-  } finally {
-    p.kill('SIGKILL');
-  }
-});

@@ -54,9 +54,8 @@ class NodePtyProcess implements TerminalProcess {
   constructor(private readonly proc: pty.IPty) {
     const fd = (proc as unknown as { fd?: unknown }).fd;
     const master = typeof fd === 'number' && fd >= 0 ? fd : null;
-    const nonBlocking = master !== null && isNonBlocking(master);
-    this.writer = master !== null ? new PtyWriter(master, nonBlocking) : null;
-    this.masterFd = nonBlocking ? master : null;
+    this.writer = master !== null ? new PtyWriter(master) : null;
+    this.masterFd = master !== null && isNonBlocking(master) ? master : null;
     const socket = (proc as unknown as { _socket?: unknown })._socket;
     if (!readIntoSharedBuffer(socket, (data) => this.deliver(data))) {
       this.proc.onData((d: string | Buffer) => this.deliver(typeof d === 'string' ? Buffer.from(d, 'utf8') : d));

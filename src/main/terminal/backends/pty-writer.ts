@@ -1,4 +1,4 @@
-import { write, writeSync } from 'node:fs';
+import { write } from 'node:fs';
 
 /**
  * Writes to a PTY's master side in order, without blocking the event loop, and knows how much is still
@@ -25,16 +25,7 @@ export class PtyWriter {
   private retryTimer: NodeJS.Timeout | null = null;
   private drainedWaiters: (() => void)[] = [];
 
-  /**
-   * `nonBlocking`: the descriptor has O_NONBLOCK, so a write of our own returns at once (EAGAIN when the
-   * terminal is full) and is made here, on the loop. A keystroke then reaches the terminal in this turn
-   * instead of a round trip through libuv's thread pool (0.1-1 ms on a busy machine). Otherwise writes go
-   * through the pool, where a blocking one cannot stall the loop.
-   */
-  constructor(
-    private readonly fd: number,
-    private readonly nonBlocking = false,
-  ) {}
+  constructor(private readonly fd: number) {}
 
   /** Calls `done` once the terminal has taken everything written so far (at once, on the next turn, if it has). */
   whenDrained(done: () => void): void {
@@ -69,66 +60,35 @@ export class PtyWriter {
   }
 
   private next(): void {
-    if (this.nonBlocking) {
-      this.writeNow();
-      return;
-    }
     if (this.closed || this.queue.length === 0) return;
     const head = this.queue[0];
     this.writing = true;
     write(this.fd, head, this.offset, head.length - this.offset, null, (err, written) => {
       this.writing = false;
       if (this.closed) return;
-      if (err) this.failed(err);
-      else {
-        this.wrote(written);
-        this.next();
+      if (err) {
+        if (err.code === 'EAGAIN') {
+          // The terminal's input buffer is full: the program is not reading. Try again, more slowly each time.
+          this.retryTimer = setTimeout(() => {
+            this.retryTimer = null;
+            this.next();
+          }, this.retryMs);
+          this.retryMs = Math.min(PtyWriterConstants.MaxRetryMs, Math.max(1, this.retryMs * 2));
+          return;
+        }
+        // EIO, EBADF: the terminal closed; its exit is reported by the process, not here.
+        this.close();
+        return;
       }
+      this.retryMs = PtyWriterConstants.FirstRetryMs;
+      this.pending -= written;
+      this.offset += written;
+      if (this.offset >= head.length) {
+        this.queue.shift();
+        this.offset = 0;
+      }
+      if (this.pending === 0) this.drained();
+      this.next();
     });
-  }
-
-  /** Writes what the terminal takes now, and leaves the rest for a retry. */
-  private writeNow(): void {
-    while (!this.closed && this.queue.length > 0) {
-      const head = this.queue[0];
-      let written: number;
-      try {
-        written = writeSync(this.fd, head, this.offset, head.length - this.offset);
-      } catch (err) {
-        this.failed(err as NodeJS.ErrnoException);
-        return;
-      }
-      if (written === 0) {
-        // Nothing taken, and no error to say why: treat it as a full terminal rather than spin.
-        this.failed(Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' }));
-        return;
-      }
-      this.wrote(written);
-    }
-  }
-
-  private wrote(written: number): void {
-    this.retryMs = PtyWriterConstants.FirstRetryMs;
-    this.pending -= written;
-    this.offset += written;
-    if (this.offset >= this.queue[0].length) {
-      this.queue.shift();
-      this.offset = 0;
-    }
-    if (this.pending === 0) this.drained();
-  }
-
-  private failed(err: NodeJS.ErrnoException): void {
-    if (err.code === 'EAGAIN') {
-      // The terminal's input buffer is full: the program is not reading. Try again, more slowly each time.
-      this.retryTimer = setTimeout(() => {
-        this.retryTimer = null;
-        this.next();
-      }, this.retryMs);
-      this.retryMs = Math.min(PtyWriterConstants.MaxRetryMs, Math.max(1, this.retryMs * 2));
-      return;
-    }
-    // EIO, EBADF: the terminal closed; its exit is reported by the process, not here.
-    this.close();
   }
 }
