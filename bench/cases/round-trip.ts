@@ -31,7 +31,7 @@ export function makeRoundTripCase(opts: RoundTripOptions): BenchCase {
   };
 }
 
-export const roundTripCase = makeRoundTripCase({ backend: 'host', label: 'PTY host backend', execs: 300, sends: 30 });
+export const roundTripCase = makeRoundTripCase({ backend: 'host', label: 'PTY host backend', execs: 300, sends: 100 });
 
 async function runRoundTrip(ctx: CaseContext, opts: RoundTripOptions): Promise<CaseOutcome> {
   const rounds = ctx.quick ? 2 : 3;
