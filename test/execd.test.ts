@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestServer, sleep, until, type TestServer } from './helpers';
 import { WsClient, type Frame } from './ws-client';
@@ -9,6 +10,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await srv.close();
+  // The directory a test's session cwd created (DELETE … is expanded and created).
+  rmSync(`/tmp/ptydeck-execd-${process.pid}`, { recursive: true, force: true });
 });
 
 const execdHeaders = () => ({ 'X-EXECD-ACCESS-TOKEN': srv.token });
