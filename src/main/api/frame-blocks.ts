@@ -1,4 +1,5 @@
 import type { WebSocket } from 'ws';
+import { BufferPool } from '../buffer-pool';
 import { sendRaw } from './ws-util';
 
 /**
@@ -7,9 +8,7 @@ import { sendRaw } from './ws-util';
  * for every frame, which costs more here than building the frame (docs/PERFORMANCE.md). A frame larger
  * than a block gets memory of its own, and is not kept.
  */
-const BlockBytes = 128 * 1024;
-const FreeBlocksKept = 32;
-const freeBlocks: Buffer[] = [];
+const blocks = new BufferPool(128 * 1024, 32);
 
 export interface PooledFrame {
   readonly frame: Buffer;
@@ -21,15 +20,15 @@ const nothingToRelease = (): void => undefined;
 
 /** A frame of `size` bytes, to be filled by the caller. */
 export function frameOfSize(size: number): PooledFrame {
-  if (size > BlockBytes) return { frame: Buffer.allocUnsafe(size), release: nothingToRelease };
-  const block = freeBlocks.pop() ?? Buffer.allocUnsafeSlow(BlockBytes);
+  if (size > blocks.bytes) return { frame: Buffer.allocUnsafe(size), release: nothingToRelease };
+  const block = blocks.take();
   let released = false;
   return {
     frame: block.subarray(0, size),
     release: () => {
       if (released) return;
       released = true;
-      if (freeBlocks.length < FreeBlocksKept) freeBlocks.push(block);
+      blocks.give(block);
     },
   };
 }

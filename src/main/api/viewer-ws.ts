@@ -40,7 +40,6 @@ export const ViewerConstants = {
   PipeReplayBytes: 1024 * 1024,
 } as const;
 
-
 export const viewerWsDoor: Door = {
   register() {
     // WebSocket only.

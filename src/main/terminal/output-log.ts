@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, ftruncateSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BufferPool } from '../buffer-pool';
 import { OutputLogConstants } from './constants';
 
 /**
@@ -178,11 +179,11 @@ export class OutputLog {
 
   /** Segments' memory waiting for reuse, shared by every log of this process (see viewHolders). */
   static get spareSegments(): number {
-    return spares.length;
+    return spares.waiting;
   }
 
   static dropSpareSegments(): void {
-    spares.length = 0;
+    spares.clear();
   }
 
   /** A copy of [from, to), clamped to what is held. */
@@ -232,16 +233,16 @@ export class OutputLog {
     const last = this.segments[this.segments.length - 1];
     const grown = last ? last.size * 2 : 16 * 1024;
     const size = Math.max(1, Math.min(OutputLogConstants.SegmentBytes, Math.max(grown, Math.min(wanted, OutputLogConstants.SegmentBytes)), this.capacity));
-    const buf = (size === OutputLogConstants.SegmentBytes && spares.pop()) || Buffer.allocUnsafe(size);
+    const buf = size === spares.bytes ? spares.take() : Buffer.allocUnsafe(size);
     return { start: this.total, buf, used: 0, size };
   }
 
   /** Keeps the memory of a segment this log lets go of (evicted, spilled) for reuse, if no view of it is out. */
   private keepSpare(gone: Segment): void {
-    if (!gone.buf || gone.buf.length !== OutputLogConstants.SegmentBytes || spares.length >= OutputLogConstants.SpareSegments) return;
+    if (!gone.buf) return;
     const end = gone.start + gone.used;
     for (const holder of this.viewHolders) if (holder.viewsFrom() < end) return;
-    spares.push(gone.buf);
+    spares.give(gone.buf);
   }
 
   private evict(): void {
@@ -263,7 +264,7 @@ export class OutputLog {
 }
 
 /** Full-size segments' memory let go of by some log, for any log of this process to fill again. */
-const spares: Buffer[] = [];
+const spares = new BufferPool(OutputLogConstants.SegmentBytes, OutputLogConstants.SpareSegments);
 
 /** Who may have views of a log's memory out (see OutputLog's viewHolders). */
 export interface ViewHolder {

@@ -1,6 +1,7 @@
 import { close, openSync, writev } from 'node:fs';
 import type { CastHeader } from '../../shared/timeline';
 import { recordHead, RecordHeadBytes, type RecordCode } from './recording-file';
+import { BufferPool } from '../buffer-pool';
 import { TimelineConstants } from './settings';
 
 /**
@@ -36,7 +37,7 @@ interface Block {
 }
 
 /** Blocks whose bytes are all written, for any recording of the process to fill again. */
-const freeBlocks: Buffer[] = [];
+const freeBlocks = new BufferPool(TimelineConstants.CastBlockBytes, TimelineConstants.CastFreeBlocks);
 /** A staged or queued part's block, found from the memory it views (other parts are in none). */
 const blockOf = new WeakMap<ArrayBufferLike, Block>();
 
@@ -107,8 +108,8 @@ export class RecordingWriter {
       let block = this.block;
       if (!block || block.used === block.buf.length) {
         if (block) this.seal(block);
-        // allocUnsafeSlow: memory of its own (never a slice of the shared pool), so a part names its block.
-        block = this.block = { buf: freeBlocks.pop() ?? Buffer.allocUnsafeSlow(TimelineConstants.CastBlockBytes), used: 0, refs: 0 };
+        // Memory of its own (never a slice of Node's shared pool), so a part names its block.
+        block = this.block = { buf: freeBlocks.take(), used: 0, refs: 0 };
         blockOf.set(block.buf.buffer, block);
       }
       const n = data.copy(block.buf, block.used, pos);
@@ -294,10 +295,10 @@ export class RecordingWriter {
 }
 
 function freeBlock(block: Block): void {
-  if (freeBlocks.length < TimelineConstants.CastFreeBlocks) freeBlocks.push(block.buf);
+  freeBlocks.give(block.buf);
 }
 
 /** Staging blocks free for reuse (tests). */
 export function freeRecordingBlocks(): number {
-  return freeBlocks.length;
+  return freeBlocks.waiting;
 }
