@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants as fsConstants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, mkdirSync, readFileSync, rmdirSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -35,6 +35,12 @@ export interface ProcessGroup {
   killAll(): void;
   /** True when the kernel says nothing is left in the group; true when there is no cgroup to ask. */
   isEmpty(): boolean;
+  /**
+   * Calls `changed` whenever the kernel may have emptied the group (cgroup v2 notifies a change of
+   * `cgroup.events`), so that a wait for the group to empty need not poll. Returns the unsubscribe.
+   * Where the kernel tells nothing (cgroup v1, no cgroup), `changed` is never called: callers still poll.
+   */
+  onMaybeEmptied(changed: () => void): () => void;
   /** Removes an empty cgroup; false while something is still in it. */
   remove(): boolean;
   /**
@@ -108,6 +114,17 @@ class CgroupGroup implements ProcessGroup {
     return this.pids().length === 0;
   }
 
+  onMaybeEmptied(changed: () => void): () => void {
+    if (this.kind !== 'cgroup2') return noop;
+    try {
+      const watcher = watch(join(this.path, 'cgroup.events'), { persistent: false }, () => changed());
+      watcher.on('error', () => watcher.close());
+      return () => watcher.close();
+    } catch {
+      return noop;
+    }
+  }
+
   remove(): boolean {
     if (!existsSync(this.path)) return true;
     try {
@@ -127,6 +144,8 @@ class CgroupGroup implements ProcessGroup {
   }
 }
 
+const noop = (): void => undefined;
+
 /** At process exit, how long to wait for KILLed members to leave the group so it can be removed. */
 const ExitWaitMs = 200;
 
@@ -137,6 +156,7 @@ const environmentGroup: ProcessGroup = {
   pids: () => [],
   killAll: () => undefined,
   isEmpty: () => true,
+  onMaybeEmptied: () => noop,
   remove: () => true,
   killAndRemoveSync: () => undefined,
 };

@@ -230,13 +230,13 @@ async function teardownGroup(root: TreeRoot, group: ProcessGroup, graceMs: numbe
   if (shell && signalExact(shell, 'SIGHUP')) signalled++;
   killShell?.();
   const gone = (): boolean => group.isEmpty() && (!shell || !isAlive(shell));
-  await waitUntil(gone, graceMs, pollMs);
+  await waitUntil(gone, graceMs, pollMs, group);
   if (!gone()) {
     // Forked during the grace, or ignoring TERM and HUP: all of it dies at once, and is waited for.
     signalled += group.pids().length;
     group.killAll();
     if (shell) signalExact(shell, 'SIGKILL');
-    await waitUntil(gone, 1000, pollMs);
+    await waitUntil(gone, 1000, pollMs, group);
   }
   const alive = new Set(group.pids());
   if (shell && isAlive(shell)) alive.add(shell.pid);
@@ -251,12 +251,30 @@ export function killTreeSync(root: TreeRoot): void {
   root.group?.killAndRemoveSync();
 }
 
-/** Polls `done` from 1 ms, doubling up to `pollMs`: a tree that dies at once is seen at once. */
-async function waitUntil(done: () => boolean, timeoutMs: number, pollMs: number): Promise<void> {
+/**
+ * Polls `done` from 1 ms, doubling up to `pollMs`: a tree that dies at once is seen at once. A group
+ * that can tell when it may have emptied (cgroup v2) also wakes the wait then, so the end of the last
+ * member is seen when the kernel reports it rather than at the next poll.
+ */
+async function waitUntil(done: () => boolean, timeoutMs: number, pollMs: number, group?: ProcessGroup): Promise<void> {
+  if (done()) return;
   const deadline = Date.now() + timeoutMs;
-  let wait = 1;
-  while (!done() && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, wait));
-    wait = Math.min(wait * 2, pollMs);
+  let wake: (() => void) | null = null;
+  const unwatch = group?.onMaybeEmptied(() => wake?.()) ?? (() => undefined);
+  try {
+    let wait = 1;
+    while (!done() && Date.now() < deadline) {
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, wait);
+        wake = () => {
+          clearTimeout(timer);
+          r();
+        };
+      });
+      wake = null;
+      wait = Math.min(wait * 2, pollMs);
+    }
+  } finally {
+    unwatch();
   }
 }
