@@ -102,6 +102,25 @@ test('a server killed with SIGKILL mid-stream comes back with every session; a c
 
 const reachedEnd = (got: number, end: number): boolean => got === end;
 
+test("an agent's shell that ends after its server died: the PTY host removes the shell's scratch directory", async () => {
+  const { url, token } = await startServer();
+  const admin = (t: string) => ({ Authorization: `Bearer ${t}`, 'Content-Type': 'application/json' });
+  const agent = (await (await fetch(`${url}/api/tokens`, { method: 'POST', headers: admin(token), body: '{"name":"tidy"}' })).json()).token as string;
+  const created = await (await fetch(`${url}/v2/pty/sessions`, { method: 'POST', headers: admin(agent), body: '{"cwd":"/tmp"}' })).json();
+  const id = created.data.session_id as string;
+  // An agent's shell is gated: it keeps its rc directory for the gate's scratch files.
+  const exec = await (await fetch(`${url}/v2/pty/sessions/${id}/exec`, { method: 'POST', headers: admin(agent), body: '{"command":"echo \\"$$ $__ptydeck_gate_scratch\\""}' })).json();
+  const [pid, dir] = String(exec.data.output).trim().split(' ');
+  expect(dir).toMatch(/ptydeck-rc-/);
+  expect(existsSync(dir)).toBe(true);
+  // The server dies; the session lives on in the PTY host, and nothing of the server's will remove the directory.
+  await stopServer('SIGKILL');
+  expect(existsSync(dir)).toBe(true);
+  // The shell ends as a closed terminal ends it.
+  process.kill(Number(pid), 'SIGHUP');
+  expect(await until(() => !existsSync(dir), 10000)).toBe(true);
+}, 60_000);
+
 /** Connects to the host's socket as a raw client; resolves with the socket once connected. */
 function rawConnect(): Promise<Socket> {
   return new Promise((resolve, reject) => {

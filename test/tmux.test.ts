@@ -53,6 +53,9 @@ test('a tmux session outlives kill -9 of ptydeck with nothing lost; an ended one
   const created = await call('POST', '/v2/pty/sessions', { id: 'build', cwd: '/tmp' });
   expect(created.body.data).toMatchObject({ session_id: 'build', backend: 'tmux', owner: 'builder' });
   await call('POST', '/v2/pty/sessions', { id: 'doomed', cwd: '/tmp' });
+  // An agent's shell is gated, and keeps its rc directory for the gate's scratch files while it runs.
+  const rcDir = String((await call('POST', '/v2/pty/sessions/build/exec', { command: 'echo $__ptydeck_gate_scratch' })).body.data.output).trim();
+  expect(rcDir).toMatch(/ptydeck-rc-/);
   await call('POST', '/v2/pty/sessions/build/exec', { command: 'for i in $(seq 1 20); do echo step $i; sleep 0.2; done', async: true });
   await sleep(1200);
 
@@ -87,11 +90,14 @@ test('a tmux session outlives kill -9 of ptydeck with nothing lost; an ended one
   ({ url, token } = await startServer());
   const again = await call('POST', '/v2/pty/sessions/build/exec', { command: 'echo third-life' });
   expect(again.body.data?.output, JSON.stringify(again.body)).toBe('third-life');
+  expect(existsSync(rcDir)).toBe(true);
 
   // Closing it for real ends the tmux session and removes its files.
   expect((await call('DELETE', '/v2/pty/sessions/build')).body.success).toBe(true);
   expect(() => tmux('has-session', '-t', `=${tmuxSessionName('build')}`)).toThrow();
   expect(existsSync(join(home, 'tmux', tmuxSessionName('build')))).toBe(false);
+  // The server that adopted it removes the directory the first one made.
+  expect(existsSync(rcDir)).toBe(false);
 }, 90000);
 
 test('an implicit session (exec without id), an expiring one and an anonymous socket use the native PTY', async () => {

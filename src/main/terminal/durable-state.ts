@@ -28,6 +28,8 @@ export interface SavedSession {
   command?: string;
   /** The cgroup its processes are kept in (process-tracking.ts), when it has one. */
   cgroup?: string | null;
+  /** The directory its shell's rc is in (kept by a gated shell), removed by whichever server closes it. */
+  rcDir?: string;
 }
 
 /** True when `v` has the shape of a SavedSession (records come back from a file or another process). */

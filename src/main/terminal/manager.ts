@@ -436,7 +436,7 @@ export class SessionManager {
       retention: saved.retention,
       teardownGraceMs: this.config.teardownGraceMs,
       backend: kind,
-      identity: { nonce: saved.nonce, envTag: saved.envTag, gateHook: saved.gateHook === true, cgroup: saved.cgroup ?? null },
+      identity: { nonce: saved.nonce, envTag: saved.envTag, gateHook: saved.gateHook === true, cgroup: saved.cgroup ?? null, ...(typeof saved.rcDir === 'string' ? { rcDir: saved.rcDir } : {}) },
       createdAt: saved.createdAt,
       restored: true,
       // The record is ours, but a title from it is cleaned like any other before it is shown.

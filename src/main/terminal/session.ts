@@ -19,7 +19,7 @@ import { RestartHold } from './restart-hold';
 import type { ScreenMirror, QueryAnswerSink } from './screen';
 import { SessionScreen } from './session-screen';
 import { runSend, SendActiveError, type SendOptions, type SendResult } from './send';
-import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell } from './shell-integration';
+import { prepareShell, type ShellKind, type ShellLaunch, childEnvironment, findShell, removeShellRcDir, shellRcDirOf } from './shell-integration';
 import { environmentTracker, type ProcessGroup, type ProcessTracker } from './process-tracking';
 import { killTreeSync, teardownTree, type TeardownReport } from './teardown';
 import { cleanWindowTitle, normalTitle } from './title';
@@ -47,7 +47,7 @@ export interface SessionSpec {
   /** Which terminal backs the PTY: node-pty in this process, or one that outlives ptydeck (the PTY host, tmux). */
   backend?: 'native' | 'host' | 'tmux';
   /** A session re-adopted after a restart keeps its marker nonce, environment tag, process group (and its line gate hook). */
-  identity?: { nonce: string; envTag: string; gateHook?: boolean; cgroup?: string | null };
+  identity?: { nonce: string; envTag: string; gateHook?: boolean; cgroup?: string | null; rcDir?: string };
   createdAt?: string;
   /** Taken over from a terminal an earlier ptydeck started (PTY host or tmux). */
   restored?: boolean;
@@ -284,7 +284,12 @@ export class Session {
       ...(identity.gateHook ? { gateHook: true } : {}),
       ...(this.spec.command !== undefined ? { command: this.spec.command } : {}),
       ...(identity.cgroup ? { cgroup: identity.cgroup } : {}),
+      ...(this.rcDir ? { rcDir: this.rcDir } : {}),
     };
+  }
+
+  private get rcDir(): string | undefined {
+    return this.launch ? shellRcDirOf(this.launch.env) : this.spec.identity?.rcDir;
   }
 
   /** What a restart needs to recognise this session's markers and processes again. */
@@ -522,7 +527,7 @@ export class Session {
   detach(): void {
     (this.proc as Partial<AdoptableProcess> | null)?.detach?.();
     this.closed = true;
-    this.dispose();
+    this.dispose(true);
   }
 
   /** Resolves once the shell has printed its first prompt (immediately for non-interactive sessions). */
@@ -950,13 +955,18 @@ export class Session {
     return this.scriptDir;
   }
 
-  private dispose(): void {
+  /** `shellGoesOn`: a durable shell left running keeps its rc directory (a gated shell's scratch files are there). */
+  private dispose(shellGoesOn = false): void {
     if (this.throttleTimer) clearTimeout(this.throttleTimer);
     this.throttleTimer = null;
     if (this.restartHold) clearTimeout(this.restartHold.timer);
     this.restartHold = null;
     (this.proc as Partial<AdoptableProcess> | null)?.detach?.();
-    this.launch?.dispose();
+    if (!shellGoesOn) {
+      this.launch?.dispose();
+      // A restored session's shell was launched by an earlier server: its directory is this one's to remove.
+      if (!this.launch) removeShellRcDir(this.rcDir);
+    }
     if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });
     this.scriptDir = null;
     this.screenHolder.discard();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { bashGateHook, bashGateSeal, GATE_REARM, type GateHookOptions } from './line-gate-hook';
 
 /**
@@ -74,7 +74,7 @@ export function prepareShell(opts: LaunchOptions): ShellLaunch {
       kind,
       file,
       args: ['--noprofile', '--rcfile', rc, '-i'],
-      env: { ...env, PTYDECK_RC_DIR: dir },
+      env: { ...env, [RcDirVariable]: dir },
       nonce,
       dispose: () => rmSync(dir, { recursive: true, force: true }),
     };
@@ -89,6 +89,24 @@ export function prepareShell(opts: LaunchOptions): ShellLaunch {
     dispose: () => undefined,
   };
 }
+
+/** The rc directory prepareShell made for a shell, from that shell's spawn environment. */
+export function shellRcDirOf(env: Record<string, string | undefined>): string | undefined {
+  return env[RcDirVariable];
+}
+
+/**
+ * Removes a shell's rc directory, for whoever sees the shell end when the server that made it may be
+ * gone: a gated shell keeps its directory for the gate's scratch files, and a durable session outlives
+ * a server that crashed (the PTY host, or the server that adopts the session, removes it). Only a
+ * directory of prepareShell's own naming, in the temporary directory, is touched.
+ */
+export function removeShellRcDir(dir: string | undefined): void {
+  if (!dir || dirname(dir) !== tmpdir() || !/^ptydeck-rc-[A-Za-z0-9]{6}$/.test(basename(dir))) return;
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const RcDirVariable = 'PTYDECK_RC_DIR';
 
 function bashRc(nonce: string, loadUserRc: boolean, gate?: GateHookOptions): string {
   // With a gate, the prompt hook first removes the trap (so its own commands are not asked about) and

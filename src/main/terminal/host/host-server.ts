@@ -6,6 +6,7 @@ import { NodePtyBackend } from '../backends/node-pty-backend';
 import { HostConstants, MemoryConstants } from '../constants';
 import { MemoryBudget } from '../memory-budget';
 import { readStat } from '../processes';
+import { removeShellRcDir, shellRcDirOf } from '../shell-integration';
 import { HostedSession, type OutputSink } from './hosted-session';
 import {
   challengeFrame,
@@ -131,6 +132,8 @@ export class HostServer {
     if (typeof req.memoryBudgetBytes === 'number' && req.memoryBudgetBytes > 0) this.memory.limitBytes = req.memoryBudgetBytes;
     const proc = this.backend.spawn({ sessionId: req.id, file: req.file, args: req.args, cwd: req.cwd, env: req.env, cols: req.cols, rows: req.rows });
     const session = new HostedSession(req.id, proc, req.logBytes, req.record, readStat(proc.pid)?.startTime ?? null, this.memory);
+    // The server that made the shell's rc directory may be gone by the time the shell ends.
+    session.whenOver(() => removeShellRcDir(shellRcDirOf(req.env)));
     this.sessions.set(req.id, session);
     this.checkIdle();
     return session;

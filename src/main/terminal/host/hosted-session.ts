@@ -43,6 +43,7 @@ export class HostedSession {
   private paused = false;
   /** When output last arrived (the host's memory budget spills the least recently active first). */
   lastActiveAt = Date.now();
+  private readonly overListeners: (() => void)[] = [];
 
   constructor(
     readonly id: string,
@@ -67,6 +68,7 @@ export class HostedSession {
     proc.onExit((e) => {
       this.exit = e;
       this.hub.flush();
+      this.over();
     });
   }
 
@@ -173,8 +175,21 @@ export class HostedSession {
     }
   }
 
+  /**
+   * Runs `fn` once, when the shell has exited or the session was ended (released by its server, or
+   * the host ending everything), whichever comes first: the host may exit before it sees the shell end.
+   */
+  whenOver(fn: () => void): void {
+    this.overListeners.push(fn);
+  }
+
+  private over(): void {
+    for (const fn of this.overListeners.splice(0)) fn();
+  }
+
   /** Ends the shell if it still runs (the server has torn its tree down already, as a rule). */
   end(): void {
+    this.over();
     this.detach();
     // Nobody will read it again: its program must be able to write its way to the end (and node-pty
     // to see it exit) rather than wait for a server forever.
