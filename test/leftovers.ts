@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * Finding the processes a test run left behind.
@@ -97,4 +99,44 @@ export function describeLeftovers(left: MarkedProcess[], runner: string): string
     ...lines,
     'A test must end everything it starts, also when it fails: close() the servers of startTestServer (test/helpers.ts) and spawnServer (test/server-process.ts), from a hook (afterEach, onTestFinished).',
   ].join('\n');
+}
+
+/**
+ * Files a run leaves. Every run gets a temporary directory of its own (TMPDIR, inherited by everything
+ * it starts, like the marker), so that what servers, hosts and shells put in the temporary directory and
+ * never removed is found, said, and removed with the run, instead of piling up in /tmp.
+ *
+ * vitest calls the global setup once per project and each project's teardown when that project is done,
+ * while others may still run: the directory is made by the first setup and removed by the last teardown.
+ */
+const runTemp = ((globalThis as { __ptydeckRunTemp?: { dir: string; users: number } }).__ptydeckRunTemp ??= { dir: '', users: 0 });
+
+export function useRunTempDir(): void {
+  if (runTemp.users++ > 0) return;
+  runTemp.dir = mkdtempSync(join(tmpdir(), 'ptydeck-test-run-'));
+  process.env.TMPDIR = runTemp.dir;
+}
+
+/**
+ * The last user of the run's temporary directory removes it, and gets a line naming what was left there
+ * (by kind: the name without its random part); null when nothing was, or others still use it.
+ */
+export function endRunTempDir(runner: string): string | null {
+  if (--runTemp.users > 0) return null;
+  const dir = runTemp.dir;
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return null;
+  }
+  rmSync(dir, { recursive: true, force: true });
+  if (!names.length) return null;
+  const kinds = new Map<string, number>();
+  for (const n of names) {
+    const kind = n.replace(/[-.][A-Za-z0-9]{6,}$/, '-*');
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  const list = [...kinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ×${n}`);
+  return `${runner}: the run left ${names.length} entr${names.length === 1 ? 'y' : 'ies'} in its temporary directory (removed now): ${list.join(', ')}`;
 }

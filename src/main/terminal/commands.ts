@@ -58,7 +58,8 @@ const CONSOLE_PS1 = '$ ';
 export interface CommandHost {
   readonly log: OutputLog;
   readonly shellKind: ShellKind;
-  readonly scriptDir: string | null;
+  /** A private directory for command files (made on first use; null if it cannot be). */
+  scriptDir(): string | null;
   isAlive(): boolean;
   /** Types into the terminal, subject to the floor; `command` names what the keys run, when they run one. */
   typeKeys(text: string, writer: Actor, command?: string): void;
@@ -225,7 +226,7 @@ export class CommandTracker {
     if (!this.promptDrawn) throw new NotActiveError('its shell did not print a prompt in time');
     // A leading cd on its own line keeps the user's command exactly as given (a `&&` would change its meaning).
     const typed = opts.cwd ? `cd -- ${shellQuote(opts.cwd)}\n${command}` : command;
-    const encoded = encodeCommand(this.host.shellKind, typed, this.host.scriptDir);
+    const encoded = encodeCommand(this.host.shellKind, typed, () => this.host.scriptDir());
     const rec = new CommandRecord(this.nextId++, command, 'exec', this.host.log.end, encoded.echoLines);
     rec.scriptFile = encoded.scriptFile;
     // The floor check happens in typeKeys, before the record is published.

@@ -215,9 +215,7 @@ export class Session {
       get shellKind() {
         return self.launch?.kind ?? self.shellKind;
       },
-      get scriptDir() {
-        return self.ensureScriptDir();
-      },
+      scriptDir: () => this.ensureScriptDir(),
       isAlive: () => this.isAlive,
       typeKeys: (text, writer, command) => this.typeKeys(text, writer, 'exec', command),
       signalForeground: (signal) => this.signalForeground(signal, SYSTEM).delivered,

@@ -167,10 +167,12 @@ export function childEnvironment(base: Record<string, string | undefined>, extra
  * prompts (newlines) or that readline would interpret (TAB completes) goes through `eval $'...'`, so
  * one command is always one prompt cycle and one pair of markers.
  */
-export function encodeCommand(kind: ShellKind, command: string, scriptDir: string | null): EncodedCommand {
+export function encodeCommand(kind: ShellKind, command: string, scriptDirFor: () => string | null): EncodedCommand {
   // ^E^U (bash) or ^U (sh, the tty's kill character) clear whatever a person left half-typed at the prompt.
   const clear = kind === 'bash' ? '\x05\x15' : '\x15';
-  if (Buffer.byteLength(command) > TypeAtMostBytes && scriptDir) {
+  // The directory is made only for a command that needs it: most sessions never type a long one.
+  const scriptDir = Buffer.byteLength(command) > TypeAtMostBytes ? scriptDirFor() : null;
+  if (scriptDir) {
     const scriptFile = join(scriptDir, `cmd-${randomBytes(6).toString('hex')}.sh`);
     writeFileSync(scriptFile, command + '\n', { mode: 0o600 });
     return { text: `${clear}. ${shellQuote(scriptFile)}\r`, echoLines: 1, scriptFile };
