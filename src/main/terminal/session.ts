@@ -965,7 +965,11 @@ export class Session {
       // A restored session's shell was launched by an earlier server: its directory is this one's to remove.
       if (!this.launch) removeShellRcDir(this.rcDir);
     }
-    if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });
+    try {
+      if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });
+    } catch {
+      // The shell (the same user) may have made something in it that cannot be removed: the close goes on.
+    }
     this.scriptDir = null;
     this.screenHolder.discard();
   }

@@ -76,7 +76,7 @@ export function prepareShell(opts: LaunchOptions): ShellLaunch {
       args: ['--noprofile', '--rcfile', rc, '-i'],
       env: { ...env, [RcDirVariable]: dir },
       nonce,
-      dispose: () => rmSync(dir, { recursive: true, force: true }),
+      dispose: () => removeShellRcDir(dir),
     };
   }
   return {
@@ -103,7 +103,12 @@ export function shellRcDirOf(env: Record<string, string | undefined>): string | 
  */
 export function removeShellRcDir(dir: string | undefined): void {
   if (!dir || dirname(dir) !== tmpdir() || !/^ptydeck-rc-[A-Za-z0-9]{6}$/.test(basename(dir))) return;
-  rmSync(dir, { recursive: true, force: true });
+  try {
+    // (Not followed if it is a link: fs.rm removes the link.)
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // Someone else's by now (the name was free again once removed): not ours to remove, and no reason to fail a close.
+  }
 }
 
 const RcDirVariable = 'PTYDECK_RC_DIR';
