@@ -960,11 +960,8 @@ export class Session {
     if (this.restartHold) clearTimeout(this.restartHold.timer);
     this.restartHold = null;
     (this.proc as Partial<AdoptableProcess> | null)?.detach?.();
-    if (!shellGoesOn) {
-      this.launch?.dispose();
-      // A restored session's shell was launched by an earlier server: its directory is this one's to remove.
-      if (!this.launch) removeShellRcDir(this.rcDir);
-    }
+    // Whoever launched the shell (this server, or an earlier one a restored session's record names).
+    if (!shellGoesOn) removeShellRcDir(this.rcDir);
     try {
       if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });
     } catch {

@@ -25,8 +25,6 @@ export interface ShellLaunch {
   args: string[];
   env: Record<string, string>;
   nonce: string;
-  /** Removes the temporary rc directory. */
-  dispose(): void;
 }
 
 export interface EncodedCommand {
@@ -76,7 +74,6 @@ export function prepareShell(opts: LaunchOptions): ShellLaunch {
       args: ['--noprofile', '--rcfile', rc, '-i'],
       env: { ...env, [RcDirVariable]: dir },
       nonce,
-      dispose: () => removeShellRcDir(dir),
     };
   }
   return {
@@ -86,7 +83,6 @@ export function prepareShell(opts: LaunchOptions): ShellLaunch {
     // dash expands parameters in PS1 at each prompt: `$?` there is the last exit status.
     env: { ...env, PS1: `${osc('D;$?')}$ ${osc('B')}`, PS2: '' },
     nonce,
-    dispose: () => undefined,
   };
 }
 
