@@ -10,8 +10,16 @@ export class BufferPool {
 
   constructor(
     readonly bytes: number,
-    private readonly kept: number,
+    private kept: number,
   ) {}
+
+  /** Keep at most `n` from now on (what waits beyond it is let go of); returns the bytes let go of. */
+  keepAtMost(n: number): number {
+    this.kept = Math.max(0, Math.floor(n));
+    const over = Math.max(0, this.free.length - this.kept);
+    this.free.length -= over;
+    return over * this.bytes;
+  }
 
   /** A buffer of `bytes`: one given back, or new memory of its own (never a slice of Node's shared pool). */
   take(): Buffer {
@@ -27,7 +35,10 @@ export class BufferPool {
     return this.free.length;
   }
 
-  clear(): void {
+  /** Lets go of every buffer waiting; returns their bytes. */
+  clear(): number {
+    const bytes = this.free.length * this.bytes;
     this.free.length = 0;
+    return bytes;
   }
 }

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { collectSoon } from './collect';
 import { MemoryConstants } from './constants';
+import { OutputLog } from './output-log';
 
 /**
  * One memory budget for what all sessions hold: their output logs and their headless screens. Memory
@@ -20,6 +21,9 @@ import { MemoryConstants } from './constants';
  *
  * What it lets go of is garbage until V8 collects it, so once a good part of the budget has been let
  * go of, a collection is started (collect.ts): otherwise the memory stays allocated for a long while.
+ *
+ * While output flows, the segments it spills are kept for the logs' next appends, one check's worth
+ * (MemoryConstants.SparesKeptQuietMs): fresh memory costs more than the bytes put in it.
  */
 export interface BudgetedSession {
   readonly lastActiveAt: number;
@@ -40,6 +44,9 @@ export class MemoryBudget {
   /** Let go of since the last collection was started, and when that was. */
   private freedSinceCollect = 0;
   private collectedAt = 0;
+  /** When a log last grew, and whether spare segments for one check's growth are kept meanwhile. */
+  private grewAt = 0;
+  private sparesKept = false;
 
   constructor(
     /** Settable: the PTY host takes the budget of the server that spawns in it. */
@@ -57,6 +64,11 @@ export class MemoryBudget {
   /** Output was appended: a large enough growth checks the budget without waiting for the timer. */
   noteGrowth(bytes: number): void {
     this.grown += bytes;
+    this.grewAt = Date.now();
+    if (!this.sparesKept) {
+      this.sparesKept = true;
+      OutputLog.keepSpareBytes(this.limitBytes / MemoryConstants.GrowthChecksPerBudget);
+    }
     if (this.scheduled || this.grown < this.limitBytes / MemoryConstants.GrowthChecksPerBudget) return;
     this.scheduled = true;
     setImmediate(() => this.enforce());
@@ -89,8 +101,13 @@ export class MemoryBudget {
         held -= s.spillLog(keep, held - this.limitBytes, this.spillDir);
       }
     }
-    this.freedSinceCollect += before - held;
     const now = Date.now();
+    let sparesFreed = 0;
+    if (this.sparesKept && now - this.grewAt >= MemoryConstants.SparesKeptQuietMs) {
+      this.sparesKept = false;
+      sparesFreed = OutputLog.keepSpareBytes(0);
+    }
+    this.freedSinceCollect += before - held + sparesFreed;
     if (this.freedSinceCollect >= this.limitBytes / MemoryConstants.CollectAfterFreeing && now - this.collectedAt >= this.collectEveryMs) {
       this.freedSinceCollect = 0;
       this.collectedAt = now;
@@ -101,6 +118,7 @@ export class MemoryBudget {
 
   dispose(): void {
     clearInterval(this.timer);
+    if (this.sparesKept) OutputLog.keepSpareBytes(0);
   }
 }
 

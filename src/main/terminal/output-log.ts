@@ -182,8 +182,17 @@ export class OutputLog {
     return spares.waiting;
   }
 
-  static dropSpareSegments(): void {
-    spares.clear();
+  /** Lets go of every spare segment; returns their bytes. */
+  static dropSpareSegments(): number {
+    return spares.clear();
+  }
+
+  /**
+   * Keeps up to `bytes` of spare segments from now on (at least OutputLogConstants.SpareSegments' worth);
+   * returns the bytes let go of by lowering it.
+   */
+  static keepSpareBytes(bytes: number): number {
+    return spares.keepAtMost(Math.max(OutputLogConstants.SpareSegments, Math.floor(bytes / OutputLogConstants.SegmentBytes)));
   }
 
   /** A copy of [from, to), clamped to what is held. */

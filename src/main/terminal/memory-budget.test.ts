@@ -1,0 +1,86 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { MemoryConstants, OutputLogConstants } from './constants';
+import { MemoryBudget } from './memory-budget';
+import { OutputLog } from './output-log';
+
+const Seg = OutputLogConstants.SegmentBytes;
+const MiB = 1024 * 1024;
+let dir: string;
+let budget: MemoryBudget | null = null;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ptydeck-budget-test-'));
+  OutputLog.dropSpareSegments();
+  vi.useFakeTimers({ toFake: ['Date'] });
+});
+afterEach(() => {
+  budget?.dispose();
+  budget = null;
+  vi.useRealTimers();
+  OutputLog.keepSpareBytes(0);
+  OutputLog.dropSpareSegments();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function budgetOver(logs: OutputLog[], limitBytes: number): MemoryBudget {
+  return new MemoryBudget(
+    limitBytes,
+    () =>
+      logs.map((log) => ({
+        lastActiveAt: Date.now(),
+        logResidentBytes: log.residentBytes,
+        screenBytes: 0,
+        dropScreen: () => 0,
+        spillLog: (keep: number, wanted: number, to: string | null) => log.spillCold(keep, wanted, to),
+      })),
+    dir,
+  );
+}
+
+/** Appends `segments` full segments to each log, through the budget as a session does. */
+function grow(b: MemoryBudget, logs: OutputLog[], segments: number): void {
+  const chunk = Buffer.alloc(Seg, 0x61);
+  for (let i = 0; i < segments; i++)
+    for (const log of logs) {
+      log.append(chunk);
+      b.noteGrowth(chunk.length);
+    }
+}
+
+test('while output flows, what the budget spills is kept for the next appends; once it stops, the extra is let go of', () => {
+  const logs = Array.from({ length: 4 }, () => new OutputLog(16 * MiB));
+  // A budget whose checks spill 3 MiB at a time, more than the 2 MiB kept when nothing flows; 56 MiB printed.
+  const limit = 48 * MiB;
+  budget = budgetOver(logs, limit);
+  const perCheck = limit / MemoryConstants.GrowthChecksPerBudget;
+  grow(budget, logs, 224);
+  const { heldBytes, freedBytes } = budget.enforce();
+  expect(heldBytes).toBeLessThanOrEqual(limit);
+  expect(freedBytes).toBeGreaterThan(OutputLogConstants.SpareSegments * Seg);
+  // More than the resting 2 MiB waits for reuse, up to one check's worth.
+  expect(OutputLog.spareSegments * Seg).toBeGreaterThan(OutputLogConstants.SpareSegments * Seg);
+  expect(OutputLog.spareSegments * Seg).toBeLessThanOrEqual(perCheck);
+
+  // Still flowing a moment later: kept.
+  vi.setSystemTime(Date.now() + MemoryConstants.SparesKeptQuietMs / 2);
+  budget.enforce();
+  expect(OutputLog.spareSegments * Seg).toBeGreaterThan(OutputLogConstants.SpareSegments * Seg);
+
+  // Quiet for long enough: back to the resting 2 MiB.
+  vi.setSystemTime(Date.now() + MemoryConstants.SparesKeptQuietMs);
+  budget.enforce();
+  expect(OutputLog.spareSegments).toBe(OutputLogConstants.SpareSegments);
+  // Every log still reads back every byte, spilled or not.
+  for (const log of logs) expect(log.read(0).equals(Buffer.alloc(224 * Seg, 0x61))).toBe(true);
+});
+
+test('without a budget flowing, spilled segments beyond the resting 2 MiB are not kept', () => {
+  const log = new OutputLog(128 * Seg);
+  const chunk = Buffer.alloc(Seg, 0x62);
+  for (let i = 0; i < 96; i++) log.append(chunk);
+  expect(log.spillCold(4 * Seg, Infinity, dir)).toBe(92 * Seg);
+  expect(OutputLog.spareSegments).toBe(OutputLogConstants.SpareSegments);
+});
