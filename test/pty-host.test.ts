@@ -10,6 +10,7 @@ import { readStat } from '../src/main/terminal/processes';
 import { authFrame, FrameDecoder, FrameType, parseChallenge } from '../src/main/terminal/host/protocol';
 import { endHost, until } from './helpers';
 import { ResumingClient } from './resuming-client';
+import { spawnServer } from './server-process';
 
 /**
  * The PTY host: terminals that outlive the server. A real `ptydeck serve` (default backend) is killed
@@ -191,3 +192,27 @@ test('another user cannot connect to the host at all (the kernel refuses them at
   client.close();
   again.close();
 });
+
+test("the host's own malloc asks for huge pages; the shells it starts keep the user's environment exactly", async () => {
+  const own = mkdtempSync(join(tmpdir(), 'ptydeck-host-env-'));
+  const srv = await spawnServer(own, { GLIBC_TUNABLES: 'glibc.malloc.arena_max=4', AIO_SHELL_BACKEND: 'auto' });
+  try {
+    const headers = { Authorization: `Bearer ${srv.token}`, 'Content-Type': 'application/json' };
+    const created = await (await fetch(`${srv.url}/v2/pty/sessions`, { method: 'POST', headers, body: '{"cwd":"/tmp"}' })).json();
+    const id = created.data.session_id as string;
+    const exec = await (await fetch(`${srv.url}/v2/pty/sessions/${id}/exec`, { method: 'POST', headers, body: '{"command":"echo \\"[$GLIBC_TUNABLES]\\""}' })).json();
+    expect(String(exec.data.output).trim()).toBe('[glibc.malloc.arena_max=4]');
+    // Node writes its process title over its environment's memory, so /proc's environ cannot say; the
+    // kernel's mark on the heap madvise()d for huge pages can, where the kernel gives them on request.
+    const hostPid = Number(readFileSync(hostPaths(own).lock, 'utf8').split(' ')[0]);
+    let thp = '';
+    try {
+      thp = readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8');
+    } catch {
+      // no transparent huge pages in this kernel
+    }
+    if (thp.includes('[madvise]')) expect(readFileSync(`/proc/${hostPid}/smaps`, 'utf8')).toMatch(/\[heap\][^]*?VmFlags:[^\n]* hg/);
+  } finally {
+    await srv.close();
+  }
+}, 60_000);
