@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HostBackend } from '../../src/main/terminal/backends/host-backend';
@@ -59,6 +59,8 @@ export const BenchLimits: Record<string, string> = {
 /**
  * `nodeArgs`: extra flags for the server's node; BENCH_NODE_ARGS (space-separated) adds some to every
  * server of a run, e.g. `BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench -- --only scale`.
+ * BENCH_SERVER_LOG=<file> appends everything each server prints there (with `--trace-gc` in
+ * BENCH_NODE_ARGS: every collection the server made, and why).
  */
 export async function startServer(env: Record<string, string> = {}, nodeArgs: string[] = [], reuse?: { home: string; cwd: string }): Promise<BenchServer> {
   const home = reuse?.home ?? mkdtempSync(join(tmpdir(), 'ptydeck-bench-home-'));
@@ -82,6 +84,7 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
   let tail = '';
   const keep = (d: Buffer): void => {
     tail = (tail + d.toString('utf8')).slice(-8000);
+    if (process.env.BENCH_SERVER_LOG) appendFileSync(process.env.BENCH_SERVER_LOG, d);
   };
   proc.stdout!.on('data', keep);
   proc.stderr!.on('data', keep);
