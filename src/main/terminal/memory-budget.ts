@@ -119,6 +119,7 @@ export class MemoryBudget {
   dispose(): void {
     clearInterval(this.timer);
     if (this.sparesKept) OutputLog.keepSpareBytes(0);
+    this.sparesKept = false;
   }
 }
 
