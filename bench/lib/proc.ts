@@ -36,6 +36,17 @@ export function cpuMs(pid: number): number {
 }
 
 /**
+ * CPU time the whole machine has spent working (user, nice, system, irq, softirq over every core; not
+ * idle, not I/O wait, not time the hypervisor took), in milliseconds: the cost of a stream across every
+ * process it passes through, the kernel's share included.
+ */
+export function machineBusyMs(): number {
+  const cpu = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, , , irq, softirq] = cpu;
+  return ((user + nice + system + irq + softirq) * 1000) / 100;
+}
+
+/**
  * Waits until a process has used less than `busyPct` of one core over `windowMs` (or `maxMs` passed).
  * Runs wait for the server to settle first, so work left over from one run (a screen catch-up, GC)
  * is not charged to the next. Returns the milliseconds waited.

@@ -66,6 +66,11 @@ and rate limits raised).
    streaming (with the tmux backend, plus its tmux server's); the average payload per frame (for the
    baseline, per node-pty read: what one PTY read yields); and the CPU the server spent after the stream
    ended until it went quiet (work the burst left behind, such as parsing the log into the headless screen).
+   The third row: the CPU the whole machine spent per MiB (every core's user, system and interrupt time
+   from \`/proc/stat\`: the shell and \`cat\`, the kernel's tty and socket work, the PTY host, the server and
+   the client), with the bench process's own share in brackets (ours: the door's client; baseline: the
+   node-pty reader itself). Where the machine has no idle core to spare, the rates follow these: ours
+   runs at about the baseline's CPU per MiB divided by its own.
 2. **Keystroke echo.** One key at a time to \`cat\` (cooked mode: the line discipline echoes it) over the
    AIO binary WebSocket; time from sending the key to the frame that carries its echo. Paced 10 ms apart
    (fast typing), and back to back (the next key as soon as the echo is in). *Baseline:* the same keys

@@ -36,10 +36,19 @@ function gcFunction(): GcFunction | null {
 
 /** Starts a full collection without waiting for it; false when this runtime offers no way to. */
 export function collectSoon(): boolean {
+  return collect('async');
+}
+
+/** A full collection, finished before this returns (the bench, between measured runs); false when this runtime offers no way to. */
+export function collectNow(): boolean {
+  return collect('sync');
+}
+
+function collect(execution: 'sync' | 'async'): boolean {
   const f = gcFunction();
   if (!f) return false;
   try {
-    f({ type: 'major', execution: 'async' });
+    f({ type: 'major', execution });
     return true;
   } catch {
     return false;
