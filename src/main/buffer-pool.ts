@@ -35,10 +35,7 @@ export class BufferPool {
     return this.free.length;
   }
 
-  /** Lets go of every buffer waiting; returns their bytes. */
-  clear(): number {
-    const bytes = this.free.length * this.bytes;
+  clear(): void {
     this.free.length = 0;
-    return bytes;
   }
 }

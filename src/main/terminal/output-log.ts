@@ -182,9 +182,8 @@ export class OutputLog {
     return spares.waiting;
   }
 
-  /** Lets go of every spare segment; returns their bytes. */
-  static dropSpareSegments(): number {
-    return spares.clear();
+  static dropSpareSegments(): void {
+    spares.clear();
   }
 
   /**
