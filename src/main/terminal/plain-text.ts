@@ -7,6 +7,15 @@
  * headless xterm in screen.ts is what renders full-screen programs.
  */
 export function renderPlainText(input: string): string {
+  return render(input, true);
+}
+
+/** The same, one character at a time throughout: the reference the whole-line path is tested against. */
+export function renderPlainTextByCharacter(input: string): string {
+  return render(input, false);
+}
+
+function render(input: string, wholeLines: boolean): string {
   const lines: string[] = [];
   let line: string[] = [];
   let col = 0;
@@ -16,7 +25,24 @@ export function renderPlainText(input: string): string {
   };
   const n = input.length;
   let i = 0;
+  let atLineStart = wholeLines;
   while (i < n) {
+    if (atLineStart) {
+      atLineStart = false;
+      // Whole lines of plain text (colours aside) render as themselves: taken with a few native searches
+      // instead of character by character. Every command that ends renders its output on the thread that
+      // serves every session, and a flood of short lines cost it tens of milliseconds.
+      NotPlain.lastIndex = i;
+      const stop = NotPlain.exec(input)?.index ?? n;
+      const lastNewline = input.lastIndexOf('\n', stop - 1);
+      if (lastNewline >= i) {
+        // Its carriage returns all end a line (NotPlain), the last one right before lastNewline.
+        const block = input.slice(i, lastNewline).replace(Colour, '').split('\r\n').join('\n');
+        lines.push(block.endsWith('\r') ? block.slice(0, -1) : block);
+        i = lastNewline + 1;
+        continue;
+      }
+    }
     const c = input.charCodeAt(i);
     if (c === 0x1b) {
       i = skipEscape(input, i, (final, params) => {
@@ -44,11 +70,13 @@ export function renderPlainText(input: string): string {
       lines.push(line.join(''));
       line = [];
       col = 0;
+      atLineStart = wholeLines;
     } else if (c === 0x0d) col = 0;
     else if (c === 0x08) col = Math.max(0, col - 1);
     else if (c === 0x09) put('\t');
     else if (c < 0x20 || c === 0x7f || (c >= 0x80 && c < 0xa0)) continue;
-    else if (c >= 0xd800 && c <= 0xdbff && i < n) {
+    else if (c >= 0xd800 && c <= 0xdbff && i < n && (input.charCodeAt(i) & 0xfc00) === 0xdc00) {
+      // A surrogate pair is one character; a lone half is kept as it is, without swallowing what follows.
       put(input[i - 1] + input[i]);
       i++;
     } else put(input[i - 1]);
@@ -56,6 +84,15 @@ export function renderPlainText(input: string): string {
   if (line.length) lines.push(line.join(''));
   return lines.join('\n').replace(/\n+$/, '');
 }
+
+/**
+ * A character that plain text does not render as itself: any control character but a newline, an
+ * escape that does not start a colour, and a carriage return anywhere but right before a newline (a
+ * bare one returns to the line's start).
+ */
+const NotPlain = /\x1b(?!\[[0-9;:]*m)|[\x00-\x09\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f]|\r(?!\n)/g;
+/** A colour (SGR) sequence: it changes how text looks, not what it is. */
+const Colour = /\x1b\[[0-9;:]*m/g;
 
 /**
  * Skips the escape sequence starting at `i` (an ESC) and returns the index after it. CSI sequences
