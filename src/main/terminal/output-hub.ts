@@ -138,6 +138,11 @@ export class LogCursor implements OutputReader, ViewHolder {
     return this.outHead < this.outAt.length ? this.outAt[this.outHead] : Infinity;
   }
 
+  viewsTo(): number {
+    // Every frame it sent came from below its offset.
+    return this.offset;
+  }
+
   /** A stopped cursor with nothing out no longer keeps the log from reusing memory. */
   private releaseLogIfDone(): void {
     if (this.stopped && this.outHead === this.outAt.length) this.opts.log.removeViewHolder(this);

@@ -220,6 +220,35 @@ export class OutputLog {
     return idx < 0 ? -1 : lo + idx;
   }
 
+  /**
+   * Where the last `lines` lines before `end` begin: the offset just after the `lines`-th newline
+   * counted back from `end`, looking no lower than `lowest`; null when there are fewer. Reads the held
+   * bytes in place, segment by segment (no copy of the range).
+   */
+  lineStartBefore(end: number, lines: number, lowest: number): number | null {
+    const lo = Math.max(lowest, this.start);
+    let pos = Math.min(end, this.total);
+    let left = lines;
+    while (pos > lo && left > 0) {
+      const seg = this.segmentAt(pos - 1);
+      const bytes = this.bytesOf(seg);
+      const floor = Math.max(lo, seg.start) - seg.start;
+      let at = pos - seg.start;
+      while (left > 0 && at > floor) {
+        const nl = bytes.lastIndexOf(0x0a, at - 1);
+        if (nl < floor) {
+          at = floor;
+          break;
+        }
+        left--;
+        at = nl;
+      }
+      pos = seg.start + at;
+      if (left === 0) return pos + 1;
+    }
+    return null;
+  }
+
   private channelAt(offset: number): number {
     for (let i = this.channelRuns.length - 1; i >= 0; i--) if (this.channelRuns[i].offset <= offset) return this.channelRuns[i].channel;
     return 1;
@@ -249,7 +278,7 @@ export class OutputLog {
   private keepSpare(gone: Segment): void {
     if (!gone.buf) return;
     const end = gone.start + gone.used;
-    for (const holder of this.viewHolders) if (holder.viewsFrom() < end) return;
+    for (const holder of this.viewHolders) if (holder.viewsFrom() < end && holder.viewsTo() > gone.start) return;
     spares.give(gone.buf);
   }
 
@@ -278,6 +307,11 @@ const spares = new BufferPool(OutputLogConstants.SegmentBytes, OutputLogConstant
 export interface ViewHolder {
   /** The lowest offset of any view it has out (Infinity: none). */
   viewsFrom(): number;
+  /**
+   * An offset no view it has out reaches (its views lie in [viewsFrom, viewsTo)): a stalled reader's
+   * frames pin the memory they view, not the segments a flood fills after them.
+   */
+  viewsTo(): number;
 }
 
 interface Segment {

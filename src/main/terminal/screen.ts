@@ -323,8 +323,16 @@ export class ScreenMirror {
     this.answer.write(reply);
   }
 
+  /**
+   * Where a rebuild starts parsing: at a line start, no further back than RebuildTailBytes, nor than the
+   * lines the screen and its scrollback can hold (a flood of short lines needs kilobytes, not a
+   * megabyte: parsing that tail cost the thread a few hundred milliseconds).
+   */
   private rebuildStart(target: number): number {
     const from = Math.max(this.log.start, target - ScreenConstants.RebuildTailBytes);
+    const rows = Math.max(this.term.rows, ...this.pendingResizes.map((r) => r.rows));
+    const lines = this.log.lineStartBefore(target, rows + (this.term.options.scrollback ?? ScreenConstants.DefaultScrollbackLines), from);
+    if (lines !== null) return lines;
     if (from === this.log.start) return from;
     const nl = this.log.indexOf(Buffer.from('\n'), from, Math.min(target, from + 64 * 1024));
     return nl < 0 ? from : nl + 1;
