@@ -42,3 +42,33 @@ test('a screen rebuilt after a flood of short lines parses only the lines it can
   late.dispose();
   followed.dispose();
 });
+
+test('a catch-up someone waits for parses a flood of short lines in steps, and other work runs between them', async () => {
+  const log = new OutputLog(4 * 1024 * 1024);
+  const screen = new ScreenMirror(log, 80, 24, 1000);
+  // 200,000 lines (~1.3 MiB): below the size that rebuilds, so all of it is parsed.
+  let text = '';
+  for (let i = 1; i <= 200_000; i++) text += `y ${i}\r\n`;
+  log.append(Buffer.from(text));
+  let turns = 0;
+  let ticking = true;
+  // How far the screen got between two turns of the loop: what one step parsed while nothing else ran.
+  let lastLag = screen.lag;
+  let largestStep = 0;
+  const tick = (): void => {
+    turns++;
+    largestStep = Math.max(largestStep, lastLag - screen.lag);
+    lastLag = screen.lag;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const snap = await screen.snapshot(0);
+  ticking = false;
+  expect(snap.offset).toBe(log.end);
+  expect(snap.data).toContain('y 200000');
+  // Steps of at most 2,000 lines (of 8-10 bytes here): ~100 of them, each followed by a turn of the loop.
+  expect(turns).toBeGreaterThanOrEqual(90);
+  expect(largestStep).toBeGreaterThan(0);
+  expect(largestStep).toBeLessThanOrEqual(2000 * 10);
+  screen.dispose();
+});
