@@ -76,17 +76,6 @@ export function noteOutputAnywhere(now: number = Date.now()): void {
   lastOutputAnywhere = now;
 }
 
-/**
- * The session's screen as a terminal would show it: a headless xterm fed from the output log.
- *
- * It is kept off the hot path on purpose (parsing costs about as much as reading the PTY): bytes are
- * parsed when someone asks for the screen, when output has gone quiet, or at once when a program asks
- * the terminal a question (cursor position, device attributes) that it waits to have answered. If the
- * log dropped bytes that were never parsed, the screen is rebuilt from the oldest byte still held.
- *
- * Resizes are recorded at the log offset where they happened and applied there during catch-up, so
- * lazily parsed output still wraps at the width it was printed at.
- */
 /** The bytes up to and including their `lines`-th newline (all of them if they hold fewer). */
 function upToLines(bytes: Buffer, lines: number): Buffer {
   let at = -1;
@@ -97,6 +86,18 @@ function upToLines(bytes: Buffer, lines: number): Buffer {
   return bytes.subarray(0, at + 1);
 }
 
+/**
+ * The session's screen as a terminal would show it: a headless xterm fed from the output log.
+ *
+ * It is kept off the hot path on purpose (parsing costs about as much as reading the PTY): bytes are
+ * parsed when someone asks for the screen, when output has gone quiet, or at once when a program asks
+ * the terminal a question (cursor position, device attributes) that it waits to have answered. If the
+ * log dropped bytes that were never parsed, or far more is left to parse than the screen and its
+ * scrollback can show, the screen is rebuilt from the log's tail (rebuildStart).
+ *
+ * Resizes are recorded at the log offset where they happened and applied there during catch-up, so
+ * lazily parsed output still wraps at the width it was printed at.
+ */
 export class ScreenMirror {
   private readonly term: HeadlessTerminal;
   private readonly serializer: SerializeAddonType;
@@ -346,7 +347,7 @@ export class ScreenMirror {
    */
   private rebuildStart(target: number): number {
     const from = Math.max(this.log.start, target - ScreenConstants.RebuildTailBytes);
-    const rows = Math.max(this.term.rows, ...this.pendingResizes.map((r) => r.rows));
+    const rows = this.pendingResizes.reduce((most, r) => Math.max(most, r.rows), this.term.rows);
     const lines = this.log.lineStartBefore(target, rows + (this.term.options.scrollback ?? ScreenConstants.DefaultScrollbackLines), from);
     if (lines !== null) return lines;
     if (from === this.log.start) return from;
