@@ -96,9 +96,10 @@ and rate limits raised).
 5. **Flood with a stalled reader.** One session runs \`yes\` while its only client (an AIO binary WebSocket)
    never reads (\`ws.pause()\`); another session runs \`exec true\` every 100 ms. Figures: the server's peak
    RSS during the flood (kernel VmHWM, reset at the start, and sampling) against the same server before
-   any flood; the execs' p50/p99 against the same execs with no flood, in alternating periods; the execs
-   in the seconds after the flood is stopped (^C); how fast the server read the flooding PTY, and the
-   CPU it spent from the ^C until it went quiet.
+   any flood; the execs' p50/p99 against the same execs with no flood, in alternating periods (five
+   floods, five quiet periods); the execs in the seconds after each flood is stopped (^C), 100 in all, so
+   that their p99 (nearest rank) is not simply the slowest one; how fast the server read the flooding
+   PTY, and the CPU it spent from the ^C until it went quiet.
 6. **Viewer rendering.** Chromium (Playwright, Debian's Chromium; SwiftShader provides WebGL, in software)
    opens the viewer page on a session (\`/?session_id=<id>\`, \`&renderer=dom\` for the fallback), which then
    \`cat\`s a 32 MiB payload; MiB/s from typing the command until the terminal's buffer holds the END marker
