@@ -35,6 +35,7 @@ export class BufferPool {
     return this.free.length;
   }
 
+  /** Lets go of every buffer waiting. */
   clear(): void {
     this.free.length = 0;
   }

@@ -182,6 +182,7 @@ export class OutputLog {
     return spares.waiting;
   }
 
+  /** Lets go of every spare segment. */
   static dropSpareSegments(): void {
     spares.clear();
   }
