@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { HostClient } from '../src/main/terminal/host/host-client';
 import { hostPaths } from '../src/main/terminal/host/host-paths';
+import { stableGateDir } from '../src/main/terminal/line-gate-server';
 import { readStat } from '../src/main/terminal/processes';
 import { authFrame, FrameDecoder, FrameType, parseChallenge } from '../src/main/terminal/host/protocol';
 import { endHost, until } from './helpers';
@@ -30,6 +31,8 @@ afterAll(async () => {
   if (server) await stopServer('SIGKILL');
   await endHost(home);
   rmSync(home, { recursive: true, force: true });
+  // The last server here was killed with SIGKILL: its line gate's directory waits for a successor on this home, which none will be.
+  rmSync(stableGateDir(home), { recursive: true, force: true });
 });
 
 async function startServer(): Promise<{ url: string; token: string }> {

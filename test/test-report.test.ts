@@ -19,8 +19,9 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+// Playwright's transform cache would otherwise outlive the run in the temporary directory.
 const run = (args: string[], env: Record<string, string> = {}) =>
-  spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8', env: { ...process.env, ...env, CI: '1' }, timeout: 60_000 });
+  spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8', env: { ...process.env, PLAYWRIGHT_TRANSFORM_CACHE_DIR: join(dir, 'transform-cache'), ...env, CI: '1' }, timeout: 60_000 });
 
 /** A runner's config and a sample file with one passing test and one failing test named `failing`. */
 function fixture(runner: 'vitest' | '@playwright/test', config: { name: string; text: string }, sample: string, failing: string, fruit: string): void {

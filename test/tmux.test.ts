@@ -54,8 +54,11 @@ test('a tmux session outlives kill -9 of ptydeck with nothing lost; an ended one
   expect(created.body.data).toMatchObject({ session_id: 'build', backend: 'tmux', owner: 'builder' });
   await call('POST', '/v2/pty/sessions', { id: 'doomed', cwd: '/tmp' });
   // An agent's shell is gated, and keeps its rc directory for the gate's scratch files while it runs.
-  const rcDir = String((await call('POST', '/v2/pty/sessions/build/exec', { command: 'echo $__ptydeck_gate_scratch' })).body.data.output).trim();
+  const scratchOf = async (id: string) => String((await call('POST', `/v2/pty/sessions/${id}/exec`, { command: 'echo $__ptydeck_gate_scratch' })).body.data.output).trim();
+  const rcDir = await scratchOf('build');
   expect(rcDir).toMatch(/ptydeck-rc-/);
+  const doomedRcDir = await scratchOf('doomed');
+  expect(doomedRcDir).toMatch(/ptydeck-rc-/);
   await call('POST', '/v2/pty/sessions/build/exec', { command: 'for i in $(seq 1 20); do echo step $i; sleep 0.2; done', async: true });
   await sleep(1200);
 
@@ -85,8 +88,10 @@ test('a tmux session outlives kill -9 of ptydeck with nothing lost; an ended one
   // Markers from before the restart were recognised: the console holds the build too.
   expect(next.body.data.console.map((c: { output: string }) => c.output).join('\n')).toContain('step 20');
 
-  // A graceful stop leaves tmux sessions running too, and they come back.
+  // A graceful stop leaves tmux sessions running too, and they come back; one whose shell ended while
+  // ptydeck was down keeps nothing of its own in the temporary directory.
   await killServer('SIGTERM');
+  expect(existsSync(doomedRcDir)).toBe(false);
   ({ url, token } = await startServer());
   const again = await call('POST', '/v2/pty/sessions/build/exec', { command: 'echo third-life' });
   expect(again.body.data?.output, JSON.stringify(again.body)).toBe('third-life');

@@ -44,6 +44,13 @@ export type ShellAsker = (req: ShellRequest, signal: AbortSignal) => Promise<She
 const FIELDS = 11;
 const PORT_FILE = 'line-gate.port';
 
+/**
+ * Where the gate of the server on `stateDir` keeps its port file. A server that crashed leaves it for its
+ * successor, which makes the same one again.
+ */
+export const stableGateDir = (stateDir: string): string =>
+  join(tmpdir(), `ptydeck-gate-${process.getuid?.() ?? 'u'}-${createHash('sha256').update(stateDir).digest('hex').slice(0, 16)}`);
+
 export class LineGateServer {
   private server: Server | null = null;
   private readonly shells = new Map<string, ShellAsker>();
@@ -58,7 +65,7 @@ export class LineGateServer {
    * If that name is taken by anything but our own private directory, a fresh random one is used.
    */
   constructor(stateDir: string | null) {
-    const stable = stateDir ? join(tmpdir(), `ptydeck-gate-${process.getuid?.() ?? 'u'}-${createHash('sha256').update(stateDir).digest('hex').slice(0, 16)}`) : null;
+    const stable = stateDir ? stableGateDir(stateDir) : null;
     this.dir = stable && ownPrivateDir(stable) ? stable : mkdtempSync(join(tmpdir(), 'ptydeck-gate-'));
     this.portFile = join(this.dir, PORT_FILE);
   }

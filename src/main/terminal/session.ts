@@ -525,7 +525,8 @@ export class Session {
   detach(): void {
     (this.proc as Partial<AdoptableProcess> | null)?.detach?.();
     this.closed = true;
-    this.dispose(true);
+    // A shell that already ended (its tmux session killed while ptydeck was down, say) needs nothing kept.
+    this.dispose(this.exit === null);
   }
 
   /** Resolves once the shell has printed its first prompt (immediately for non-interactive sessions). */
