@@ -100,3 +100,14 @@ test('input for a program that does not read is refused once 4 MiB wait, with a 
   const closed = await srv.api('DELETE', `/v2/pty/sessions/${sid}`);
   expect(closed.body.data.survivors).toEqual([]);
 });
+
+test('a program that prints megabytes and then asks where the cursor is gets its answer, in a session nobody watches', async () => {
+  const sid = (await srv.api('POST', '/v2/pty/sessions', { cwd: '/tmp' })).body.data.session_id;
+  // ~6.9 MB the headless screen never parsed (nobody looks at this session): the query after them makes
+  // it rebuild from the tail, and the answer must still come.
+  const cmd = `seq 1 1000000; stty -echo; printf '\\033[6n'; IFS= read -rs -d R -t 10 a; stty echo; echo "answer:\${a#*[}"`;
+  const r = await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: cmd, timeout: 60 });
+  expect(r.body.data?.status).toBe('completed');
+  expect(String(r.body.data?.output)).toMatch(/answer:\d+;\d+$/);
+  await srv.api('DELETE', `/v2/pty/sessions/${sid}`);
+}, 90_000);

@@ -76,6 +76,12 @@ export const ScreenConstants = {
   RebuildTailBytes: 1024 * 1024,
   /** The same threshold for a catch-up nobody waits for (after quiet): it readies a later look, cheaply. */
   IdleRebuildAboveBytes: 2 * 1024 * 1024,
+  /**
+   * A rebuild answers none of the queries it replays (asked long ago: the answers would be typed into
+   * whatever reads now), except the newest one when it was asked less than this long ago: a program that
+   * printed much and then asked (`cat big; vim`) still waits for it.
+   */
+  RecentQueryMs: 1000,
   /** A prompt line is looked for this many lines above the cursor (a question, a blank line, then the cursor). */
   PromptLookBackLines: 3,
   /** A prompt line longer than this is cut (its end kept): a listing shows one line. */

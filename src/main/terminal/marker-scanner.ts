@@ -43,7 +43,8 @@ export class MarkerScanner {
   constructor(
     private readonly nonce: string,
     private readonly onMarker: (m: Marker) => void,
-    private readonly onQuery: () => void,
+    /** A terminal query (one the screen must answer) starts at this offset. */
+    private readonly onQuery: (offset: number) => void,
     /** A program set the window title (OSC 0 or 2); the text is as sent, not yet cleaned. */
     private readonly onTitle: (title: string, offset: number) => void = () => undefined,
   ) {}
@@ -100,7 +101,7 @@ export class MarkerScanner {
           return;
         }
         // Only a query's final byte is worth a string (colours, a sequence in every line, are not).
-        if (QueryFinals.has(buf[j]) && isQuery(buf.toString('latin1', esc + 2, j), buf[j])) this.onQuery();
+        if (QueryFinals.has(buf[j]) && isQuery(buf.toString('latin1', esc + 2, j), buf[j])) this.onQuery(base + esc);
         pos = j + 1;
         continue;
       }

@@ -101,7 +101,12 @@ export class ScreenMirror {
   private replies: string[] = [];
   private replyBytes = 0;
   private readonly answerBudget = new ByteBudget(QueryAnswerConstants.BytesPerSecond);
+  /** The last catch-up rebuilt the screen from the log's tail (a snapshot says so, once). */
   private lastRebuilt = false;
+  /** Queries before this offset are not answered: a dropped screen before this one answered them, or a rebuild skipped them. */
+  private answerAfter: number;
+  /** Where the newest query the output scanner saw starts, and when it came. */
+  private lastQuery: { at: number; time: number } | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
   private lastOutputAt = 0;
   private disposed = false;
@@ -126,10 +131,11 @@ export class ScreenMirror {
     /** Where the answers to terminal queries go (the PTY), or null when something else answers them (tmux). */
     private readonly answer: QueryAnswerSink | null = null,
     /** Queries before this offset were answered by an earlier screen (this one replaces a dropped one). */
-    private readonly answerFrom = 0,
+    answerFrom = 0,
     /** Told when parsing made the screen larger (by how much), so the memory budget can act in time. */
     private readonly onGrowth: ((bytes: number) => void) | null = null,
   ) {
+    this.answerAfter = answerFrom;
     this.gone = new Promise((resolve) => (this.markGone = resolve));
     // logLevel: writeSync warns once that it is "unreliable": it cannot wait for asynchronous parser
     // handlers, and this terminal registers none.
@@ -205,8 +211,9 @@ export class ScreenMirror {
     this.idleTimer = setTimeout(tick, ScreenConstants.IdleCatchUpMs);
   }
 
-  /** A program asked the terminal something: parse now so the headless terminal answers it. */
-  noteQuery(): void {
+  /** A program asked the terminal something (the query starts at `at`): parse now so the headless terminal answers it. */
+  noteQuery(at: number = this.log.end): void {
+    this.lastQuery = { at, time: Date.now() };
     // One urgent catch-up already queued will parse this query too: a query in every chunk adds nothing.
     if (this.queued && this.urgent > 0) return;
     void this.catchUp();
@@ -253,6 +260,9 @@ export class ScreenMirror {
         this.term.reset();
         this.parsed = this.rebuildStart(target);
         this.lastRebuilt = true;
+        const q = this.lastQuery;
+        const waitedFor = q !== null && q.at >= this.parsed && q.at < target && Date.now() - q.time < ScreenConstants.RecentQueryMs;
+        this.answerAfter = Math.max(this.answerAfter, waitedFor ? q.at : target);
         while (this.pendingResizes.length && this.pendingResizes[0].offset <= this.parsed) {
           const r = this.pendingResizes.shift()!;
           this.term.resize(r.cols, r.rows);
@@ -263,10 +273,10 @@ export class ScreenMirror {
           if (this.disposed) return;
           const nextResize = this.pendingResizes[0];
           const step = this.urgent > 0 ? ScreenConstants.CatchUpChunkBytes : ScreenConstants.IdleCatchUpSliceBytes;
-          // Queries before answerFrom were answered already: parse up to it silently, then answer.
-          const silentUntil = this.parsed < this.answerFrom ? this.answerFrom : Infinity;
+          // Queries before answerAfter are not answered: parse up to it silently, then answer.
+          const silentUntil = this.parsed < this.answerAfter ? this.answerAfter : Infinity;
           const stop = Math.min(target, this.parsed + step, nextResize ? nextResize.offset : Infinity, silentUntil);
-          this.answering = this.answer !== null && !this.lastRebuilt && this.parsed >= this.answerFrom;
+          this.answering = this.answer !== null && this.parsed >= this.answerAfter;
           if (stop > this.parsed) {
             const bytes = this.log.read(this.parsed, stop);
             if (bytes.length <= ScreenConstants.SyncParseMaxBytes && this.writeSync) this.writeSync(bytes);

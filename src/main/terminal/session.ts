@@ -904,7 +904,7 @@ export class Session {
     this.scanner = new MarkerScanner(
       nonce,
       (m) => this.onMarker(m),
-      () => this.screen.noteQuery(),
+      (at) => this.screen.noteQuery(at),
       (title, offset) => this.onWindowTitle(title, offset),
     );
   }
