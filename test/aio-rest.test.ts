@@ -110,6 +110,16 @@ test('exit codes 0, 1 and 42', async () => {
   }
 });
 
+test('output that ends inside an escape sequence (a program killed mid-sequence) still completes, with its exit code', async () => {
+  const sid = await v2Session();
+  // The shell's end-of-command marker follows the cut sequence at once: it must not be taken as part of it.
+  const r = await exec(sid, { command: "printf 'half\\033[3'; (exit 7)", timeout: 15 });
+  expect(r.body.data).toMatchObject({ status: 'completed', exit_code: 7 });
+  expect(r.body.data.output).toMatch(/^half/);
+  const next = await exec(sid, { command: 'echo next' });
+  expect(next.body.data).toMatchObject({ status: 'completed', exit_code: 0, output: 'next' });
+});
+
 test('a syntax error completes with exit code 2 and its message, not the echo', async () => {
   const sid = await v2Session();
   const r = await exec(sid, { command: 'if then' });

@@ -79,6 +79,8 @@ export class CommandRecord {
   outputEnd: number | null = null;
   /** The shell printed its next prompt (or exited): no more output belongs to this command. */
   shellDone = false;
+  /** The shell said it runs the line (C marker). */
+  began = false;
   readonly startedAt = new Date();
   finishedAt: Date | null = null;
   scriptFile?: string;
@@ -143,6 +145,13 @@ export class CommandTracker {
   onMarker(m: Marker): void {
     if (m.kind === 'X') return;
     if (m.kind === 'B') {
+      // A prompt is drawn only after the line before it ended. A line that began and never said it ended
+      // lost its D marker (bytes the terminal echoed into the middle of it: the answers to a flood of
+      // queries, say), and would otherwise run for ever: it ends here, its exit status unknown.
+      const rec = this.current;
+      if (rec && !rec.shellDone && rec.began && rec.outputStart !== null && m.start >= rec.outputStart) {
+        this.lineEnded(rec, this.host.log.lineStartBefore(m.start, 1, rec.outputStart) ?? m.start, null);
+      }
       this.promptEnd = m.end;
       this.promptDrawn = true;
       if (!this.current) this.setState('prompt');
@@ -156,22 +165,26 @@ export class CommandTracker {
         this.current = rec;
       }
       if (rec.outputStart === null) rec.outputStart = m.end;
+      rec.began = true;
       this.setState('busy');
       return;
     }
     // D: the shell is back at its prompt.
     const rec = this.current;
-    if (rec && !rec.shellDone) {
-      rec.outputEnd = m.start;
-      if (rec.outputStart === null) rec.outputStart = this.afterEcho(rec, m.start);
-      if (rec.status === 'running') {
-        rec.status = 'completed';
-        rec.exitCode = m.exitCode;
-      }
-      this.finish(rec);
-    }
+    if (rec && !rec.shellDone) this.lineEnded(rec, m.start, m.exitCode);
     this.promptEnd = m.end;
     this.setState('prompt');
+  }
+
+  /** The running line's output ends at `at`, with this exit status (null: unknown). */
+  private lineEnded(rec: CommandRecord, at: number, exitCode: number | null): void {
+    rec.outputEnd = at;
+    if (rec.outputStart === null) rec.outputStart = this.afterEcho(rec, at);
+    if (rec.status === 'running') {
+      rec.status = 'completed';
+      rec.exitCode = exitCode;
+    }
+    this.finish(rec);
   }
 
   /** The line gate waits for, or has reached, a decision about the line now running. */

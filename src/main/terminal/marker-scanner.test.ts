@@ -79,3 +79,15 @@ test('a title cut short by another escape sequence ends there, and that sequence
   expect(out).toEqual(['half']);
   expect(markers.map((m) => m.kind)).toEqual(['B']);
 });
+
+test('a sequence cut short by the next ESC (a program killed mid-sequence) does not swallow the marker after it', () => {
+  const d = `\x1b]633;D;124;${nonce}\x07`;
+  const text = `\x1b[6n\r\n\x1b[6${d}$ `;
+  const whole = scan([text]);
+  expect(whole.markers.map((m) => [m.kind, m.exitCode, m.start])).toEqual([['D', 124, text.indexOf(d)]]);
+  // Split anywhere, the same.
+  for (let cut = 1; cut < text.length; cut++) expect(scan([text.slice(0, cut), text.slice(cut)]).markers).toEqual(whole.markers);
+  // A control byte that cuts one short begins what follows too: the query after it still counts.
+  expect(scan(['\x1b[3\r\x1b[6n']).queries).toBe(1);
+  expect(scan(['\x1b[12\x1b[6n']).queries).toBe(1);
+});

@@ -100,6 +100,13 @@ export class MarkerScanner {
           if (j - esc < MaxCsiBytes) return this.keep(buf, esc, base);
           return;
         }
+        if (buf[j] < 0x40 || buf[j] > 0x7e) {
+          // Cut short, by an ESC or a control byte (a program killed in the middle of a sequence): a
+          // terminal abandons the sequence there, and the byte that cut it begins whatever comes next,
+          // as the shell's marker after `^C` on `yes $'\e[6n'` does.
+          pos = j;
+          continue;
+        }
         // Only a query's final byte is worth a string (colours, a sequence in every line, are not).
         if (QueryFinals.has(buf[j]) && isQuery(buf.toString('latin1', esc + 2, j), buf[j])) this.onQuery(base + esc);
         pos = j + 1;
