@@ -91,3 +91,11 @@ test('a sequence cut short by the next ESC (a program killed mid-sequence) does 
   expect(scan(['\x1b[3\r\x1b[6n']).queries).toBe(1);
   expect(scan(['\x1b[12\x1b[6n']).queries).toBe(1);
 });
+
+test('a marker-like sequence cut short (a file of old output, its end cut off) does not swallow the marker after it', () => {
+  const d = `\x1b]633;D;3;${nonce}\x07`;
+  const text = `tail of a log \x1b]633;D;0;ff${d}$ `;
+  const whole = scan([text]);
+  expect(whole.markers.map((m) => [m.kind, m.exitCode, m.start])).toEqual([['D', 3, text.indexOf(d)]]);
+  for (let cut = 1; cut < text.length; cut++) expect(scan([text.slice(0, cut), text.slice(cut)]).markers).toEqual(whole.markers);
+});

@@ -68,6 +68,12 @@ export class MarkerScanner {
         if (marker === 'partial') return this.keep(buf, esc, base);
         if (marker === 'full') {
           const bel = buf.indexOf(BEL, esc + OSC_633.length);
+          const cut = buf.indexOf(ESC, esc + OSC_633.length);
+          if (cut >= 0 && (bel < 0 || cut < bel) && cut - esc <= MaxMarkerBytes) {
+            // An ESC before the BEL cuts this one short (a terminal abandons it there): the ESC may begin ours.
+            pos = cut;
+            continue;
+          }
           if (bel < 0 || bel - esc > MaxMarkerBytes) {
             if (bel < 0 && buf.length - esc <= MaxMarkerBytes) return this.keep(buf, esc, base);
             pos = esc + 1;
