@@ -107,9 +107,10 @@ export class MarkerScanner {
           return;
         }
         if (buf[j] < 0x40 || buf[j] > 0x7e) {
-          // Cut short, by an ESC or a control byte (a program killed in the middle of a sequence): a
-          // terminal abandons the sequence there, and the byte that cut it begins whatever comes next,
-          // as the shell's marker after `^C` on `yes $'\e[6n'` does.
+          // Cut short (a program killed in the middle of a sequence): an ESC begins whatever comes next,
+          // as the shell's marker after `^C` on `yes $'\e[6n'` does, and a terminal abandons the sequence
+          // there. (Other control bytes a terminal runs without leaving the sequence: a query written with
+          // one inside is answered at the screen's next catch-up, not at once.)
           pos = j;
           continue;
         }
