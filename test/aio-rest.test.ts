@@ -120,6 +120,16 @@ test('output that ends inside an escape sequence (a program killed mid-sequence)
   expect(next.body.data).toMatchObject({ status: 'completed', exit_code: 0, output: 'next' });
 });
 
+test('a command that replaces PS1 and PS0 leaves the next prompt with its markers: commands after it complete with their exit codes', async () => {
+  const sid = await v2Session();
+  expect((await exec(sid, { command: "PS1='$ '; PS0=''", timeout: 15 })).body.data).toMatchObject({ status: 'completed', exit_code: 0 });
+  const r = await exec(sid, { command: 'printf "%s|%q" "$PS1" "$PS0"; (exit 5)', timeout: 15 });
+  expect(r.body.data).toMatchObject({ status: 'completed', exit_code: 5 });
+  const [ps1, ps0] = String(r.body.data.output).split('|');
+  expect(ps1).toMatch(/^\$ \\\[\\033\]633;B;[0-9a-f]+\\007\\\]$/);
+  expect(ps0).toMatch(/633;C;[0-9a-f]+/);
+});
+
 test('a syntax error completes with exit code 2 and its message, not the echo', async () => {
   const sid = await v2Session();
   const r = await exec(sid, { command: 'if then' });

@@ -112,9 +112,12 @@ const RcDirVariable = 'PTYDECK_RC_DIR';
 function bashRc(nonce: string, loadUserRc: boolean, gate?: GateHookOptions): string {
   // With a gate, the prompt hook first removes the trap (so its own commands are not asked about) and
   // puts it back last; the D marker keeps the status of the line that ended.
+  // It also puts the C and B markers back when a command replaced PS0 or PS1 (`PS1='$ '`, `source
+  // ~/.bashrc`): without them a prompt would not say where it ends, nor a line that it runs.
+  const repair = `[[ \${PS1-} == *"633;B;$__ptydeck_nonce"* ]] || PS1="\${PS1-}\\[\\033]633;B;$__ptydeck_nonce\\007\\]"; [[ \${PS0-} == *"633;C;$__ptydeck_nonce"* ]] || PS0="\${PS0-}"$'\\033]633;C;'"$__ptydeck_nonce"$'\\007'`;
   const precmd = gate
-    ? `__ptydeck_precmd() { builtin local s=$?; builtin trap - DEBUG; builtin printf '\\033]633;D;%s;%s\\007' "$s" "$__ptydeck_nonce"; ${GATE_REARM}; return $s; }`
-    : `__ptydeck_precmd() { builtin local s=$?; builtin printf '\\033]633;D;%s;%s\\007' "$s" "$__ptydeck_nonce"; return $s; }`;
+    ? `__ptydeck_precmd() { builtin local s=$?; builtin trap - DEBUG; builtin printf '\\033]633;D;%s;%s\\007' "$s" "$__ptydeck_nonce"; ${repair}; ${GATE_REARM}; return $s; }`
+    : `__ptydeck_precmd() { builtin local s=$?; builtin printf '\\033]633;D;%s;%s\\007' "$s" "$__ptydeck_nonce"; ${repair}; return $s; }`;
   return [
     '# ptydeck shell integration (this file removes itself once read)',
     gate ? 'command rm -f -- "$PTYDECK_RC_DIR/bashrc" 2>/dev/null; builtin unset PTYDECK_RC_DIR' : 'command rm -rf -- "$PTYDECK_RC_DIR" 2>/dev/null; builtin unset PTYDECK_RC_DIR',
