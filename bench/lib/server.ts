@@ -1,8 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HostBackend } from '../../src/main/terminal/backends/host-backend';
+import { hostCommand } from '../../src/main/terminal/host/launch';
+import { ensurePrivateDir, hostPaths } from '../../src/main/terminal/host/host-paths';
 import { onCleanup } from './cleanup';
 
 /**
@@ -60,13 +62,17 @@ export const BenchLimits: Record<string, string> = {
  * `nodeArgs`: extra flags for the server's node; BENCH_NODE_ARGS (space-separated) adds some to every
  * server of a run, e.g. `BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench -- --only scale`.
  * BENCH_SERVER_LOG=<file> appends everything each server prints there (with `--trace-gc` in
- * BENCH_NODE_ARGS: every collection the server made, and why).
+ * BENCH_NODE_ARGS: every collection the server made, and why). BENCH_HOST_NODE_ARGS does for the PTY
+ * host what BENCH_NODE_ARGS does for the server: the bench then starts the host itself, with them, before
+ * the server, which finds it running (the product has no way to pass flags to the host).
  */
 export async function startServer(env: Record<string, string> = {}, nodeArgs: string[] = [], reuse?: { home: string; cwd: string }): Promise<BenchServer> {
   const home = reuse?.home ?? mkdtempSync(join(tmpdir(), 'ptydeck-bench-home-'));
   const cwd = reuse?.cwd ?? mkdtempSync(join(tmpdir(), 'ptydeck-bench-cwd-'));
   // A successor must not read its predecessor's runtime file as its own.
   rmSync(join(home, 'runtime.json'), { force: true });
+  const hostArgs = (process.env.BENCH_HOST_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  if (hostArgs.length && (env.AIO_SHELL_BACKEND ?? BenchLimits.AIO_SHELL_BACKEND) === 'host' && !reuse) await startHostWith(home, hostArgs);
   const proc: ChildProcess = spawn(process.execPath, [...((process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)), ...nodeArgs, join(REPO, 'bin', 'ptydeck.js'), 'serve', '--port', '0'], {
     cwd: REPO,
     env: {
@@ -202,6 +208,24 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
     },
     stop: undo,
   };
+}
+
+/** Starts the PTY host for `home` as the server would, with extra node flags; resolves once it listens. */
+async function startHostWith(home: string, nodeArgs: string[]): Promise<void> {
+  const paths = hostPaths(home);
+  ensurePrivateDir(paths.dir);
+  const cmd = hostCommand(home, join(REPO, 'out', 'main', 'pty-host.js'));
+  const log = openSync(paths.log, 'a', 0o600);
+  try {
+    spawn(cmd.file, [...nodeArgs, ...cmd.args], { env: cmd.env, detached: true, stdio: ['ignore', log, log], cwd: '/' }).unref();
+  } finally {
+    closeSync(log);
+  }
+  const deadline = Date.now() + 10_000;
+  while (!existsSync(paths.socket)) {
+    if (Date.now() > deadline) throw new Error(`the PTY host started with ${nodeArgs.join(' ')} did not listen within 10 s (see ${paths.log})`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 function hostPidOf(home: string): number | null {
