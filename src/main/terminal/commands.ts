@@ -146,8 +146,8 @@ export class CommandTracker {
     if (m.kind === 'X') return;
     if (m.kind === 'B') {
       // A prompt is drawn only after the line before it ended. A line that began and never said it ended
-      // lost its D marker (bytes the terminal echoed into the middle of it: the answers to a flood of
-      // queries, say), and would otherwise run for ever: it ends here, its exit status unknown.
+      // lost its D marker (garbled by bytes echoed into the middle of it, or anything else the scanner
+      // could not take), and would otherwise run for ever: it ends here, its exit status unknown.
       const rec = this.current;
       if (rec && !rec.shellDone && rec.began && rec.outputStart !== null && m.start >= rec.outputStart) {
         this.lineEnded(rec, this.host.log.lineStartBefore(m.start, 1, rec.outputStart) ?? m.start, null);
