@@ -37,7 +37,8 @@ const steps = [
   {
     name: 'playwright',
     args: [bin('@playwright/test/cli.js'), 'test', '--reporter=list,json'],
-    env: { PLAYWRIGHT_JSON_OUTPUT_NAME: playwright.file },
+    // Playwright's transform cache goes with the checkout's other caches, not into the temporary directory.
+    env: { PLAYWRIGHT_JSON_OUTPUT_NAME: playwright.file, PLAYWRIGHT_TRANSFORM_CACHE_DIR: join(root, 'node_modules', '.cache', 'playwright-transform') },
     report: playwright,
   },
 ];
