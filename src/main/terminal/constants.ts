@@ -69,11 +69,6 @@ export const ScreenConstants = {
   /** Bytes handed to the headless parser per step, so one big catch-up never blocks the event loop for long. */
   CatchUpChunkBytes: 256 * 1024,
   /**
-   * Lines per step, whatever their bytes: parsing costs by the line (each scrolls the screen), and 256 KiB
-   * of short lines (a flood of `yes`) is ~90,000 of them, a tenth of a second or more of the thread.
-   */
-  StepMaxLines: 2000,
-  /**
    * Further behind than this (or behind what the log still holds), the mirror is rebuilt from the log's
    * last RebuildTailBytes instead of parsing everything: the scrollback keeps only the last lines anyway.
    */

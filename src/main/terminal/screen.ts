@@ -76,16 +76,6 @@ export function noteOutputAnywhere(now: number = Date.now()): void {
   lastOutputAnywhere = now;
 }
 
-/** The bytes up to and including their `lines`-th newline (all of them if they hold fewer). */
-function upToLines(bytes: Buffer, lines: number): Buffer {
-  let at = -1;
-  for (let k = 0; k < lines; k++) {
-    at = bytes.indexOf(0x0a, at + 1);
-    if (at < 0) return bytes;
-  }
-  return bytes.subarray(0, at + 1);
-}
-
 /**
  * The session's screen as a terminal would show it: a headless xterm fed from the output log.
  *
@@ -281,12 +271,6 @@ export class ScreenMirror {
       try {
         while (this.parsed < target) {
           if (this.disposed) return;
-          if (this.parsed < this.log.start) {
-            // A flood outran this catch-up while it yielded: the log dropped bytes it had yet to parse,
-            // which are gone for every reader. It goes on from the oldest byte the log holds.
-            this.parsed = this.log.start;
-            continue;
-          }
           const nextResize = this.pendingResizes[0];
           const step = this.urgent > 0 ? ScreenConstants.CatchUpChunkBytes : ScreenConstants.IdleCatchUpSliceBytes;
           // Queries before answerAfter are not answered: parse up to it silently, then answer.
@@ -294,25 +278,19 @@ export class ScreenMirror {
           const stop = Math.min(target, this.parsed + step, nextResize ? nextResize.offset : Infinity, silentUntil);
           this.answering = this.answer !== null && this.parsed >= this.answerAfter;
           if (stop > this.parsed) {
-            const bytes = upToLines(this.log.read(this.parsed, stop), ScreenConstants.StepMaxLines);
+            const bytes = this.log.read(this.parsed, stop);
             if (bytes.length <= ScreenConstants.SyncParseMaxBytes && this.writeSync) this.writeSync(bytes);
             else await Promise.race([new Promise<void>((resolve) => this.term.write(bytes, resolve)), this.gone]);
             if (this.disposed) return;
-            this.parsed += bytes.length;
+            this.parsed = stop;
             this.sendReplies();
             this.reportGrowth();
-            if (this.parsed < target) {
-              if (this.urgent === 0) {
-                // Nobody waits: let I/O (an exec, a keystroke) and other screens' catch-ups in between steps.
-                this.slot?.();
-                this.slot = null;
-                await new Promise((r) => setImmediate(r));
-                this.slot = await parseSlots.take();
-              } else {
-                // Someone waits: this screen keeps its slot, but other sessions' I/O goes on between steps.
-                await new Promise((r) => setImmediate(r));
-                if (this.disposed) return;
-              }
+            // Nobody waits: let I/O (an exec, a keystroke) and other screens' catch-ups in between steps.
+            if (this.urgent === 0 && this.parsed < target) {
+              this.slot?.();
+              this.slot = null;
+              await new Promise((r) => setImmediate(r));
+              this.slot = await parseSlots.take();
             }
           }
           while (this.pendingResizes.length && this.pendingResizes[0].offset <= this.parsed) {
