@@ -39,6 +39,9 @@ test('the events socket pushes sessions as agents create, use and close them', a
 test('two viewers beside the agent: each gets a snapshot, then the same live output', async () => {
   const sid = (await srv.api('POST', '/v2/pty/sessions', { cwd: '/tmp' })).body.data.session_id;
   await srv.api('POST', `/v2/pty/sessions/${sid}/exec`, { command: 'echo before-viewers' });
+  // The exec answers when the command ends; the prompt after it may still be on its way (through tmux,
+  // more so). Both viewers connect once it is drawn, so that neither gets it live and the other not.
+  expect(await until(async () => /# $/.test(String((await srv.api('GET', `/api/sessions/${sid}/read?count=5`)).body.text ?? '')))).toBe(true);
   const a = await view(sid);
   const b = await view(sid);
   for (const v of [a, b]) {
