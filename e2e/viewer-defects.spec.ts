@@ -3,6 +3,7 @@ import {
   agentExec,
   agentScreen,
   agentSession,
+  escapeRegExp,
   expect,
   expectTerminalToShow,
   floorButton,
@@ -69,7 +70,7 @@ test('tabs are told apart: a long title shows whole (ellipsis in the tab, toolti
   }
   const tabTitle = tab(page, titled).getByTestId('tab-title');
   await expect(tabTitle).toHaveText(long);
-  await expect(tab(page, titled)).toHaveAttribute('title', new RegExp(`^${long.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
+  await expect(tab(page, titled)).toHaveAttribute('title', new RegExp(`^${escapeRegExp(long)}\\n`));
   // Too long for the sidebar: cut with an ellipsis, not clipped.
   const cut = await tabTitle.locator('.me-head').evaluate((el) => ({ overflow: el.scrollWidth > el.clientWidth, style: getComputedStyle(el).textOverflow }));
   expect(cut).toEqual({ overflow: true, style: 'ellipsis' });

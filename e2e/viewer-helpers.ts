@@ -139,3 +139,6 @@ export async function stopProcess(proc: ChildProcess): Promise<void> {
   proc.kill('SIGTERM');
   await exited;
 }
+
+/** `s` as a regular expression that matches it literally. */
+export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

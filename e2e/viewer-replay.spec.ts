@@ -1,5 +1,5 @@
 import type { Page } from '@playwright/test';
-import { agentExec, agentSession, expect, expectTerminalToShow, floorButton, openViewer, panel, screenshot, SLOW, tab, test } from './viewer-helpers';
+import { agentExec, agentSession, escapeRegExp, expect, expectTerminalToShow, floorButton, openViewer, panel, screenshot, SLOW, tab, test } from './viewer-helpers';
 
 /**
  * The timeline panel and the replay, in Chromium against a real `ptydeck serve`: who did what beside
@@ -8,8 +8,7 @@ import { agentExec, agentSession, expect, expectTerminalToShow, floorButton, ope
 const replayText = (page: Page): Promise<string> => page.evaluate(() => window.__ptydeckReplayText?.() ?? '');
 const replayState = (page: Page) => page.evaluate(() => window.__ptydeckReplayState?.() ?? null);
 /** Text that contains `present` and not `absent` (as one pattern, so that a poll waits for both at once). */
-const showsWithout = (present: string, absent: string): RegExp => new RegExp(`^(?![\\s\\S]*${escape(absent)})[\\s\\S]*${escape(present)}`);
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const showsWithout = (present: string, absent: string): RegExp => new RegExp(`^(?![\\s\\S]*${escapeRegExp(absent)})[\\s\\S]*${escapeRegExp(present)}`);
 
 test('a closed session is replayed from the Recordings page, and a timeline event shows the screen as it was then', async ({ page, srv }) => {
   // Several commands, a replay and a play-through: more than one page test's usual minute on a busy machine.

@@ -1,10 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HostBackend } from '../../src/main/terminal/backends/host-backend';
-import { hostCommand } from '../../src/main/terminal/host/launch';
-import { ensurePrivateDir, hostPaths } from '../../src/main/terminal/host/host-paths';
+import { spawnHost } from '../../src/main/terminal/host/launch';
+import { hostPaths } from '../../src/main/terminal/host/host-paths';
 import { onCleanup } from './cleanup';
 
 /**
@@ -213,14 +213,7 @@ export async function startServer(env: Record<string, string> = {}, nodeArgs: st
 /** Starts the PTY host for `home` as the server would, with extra node flags; resolves once it listens. */
 async function startHostWith(home: string, nodeArgs: string[]): Promise<void> {
   const paths = hostPaths(home);
-  ensurePrivateDir(paths.dir);
-  const cmd = hostCommand(home, join(REPO, 'out', 'main', 'pty-host.js'));
-  const log = openSync(paths.log, 'a', 0o600);
-  try {
-    spawn(cmd.file, [...nodeArgs, ...cmd.args], { env: cmd.env, detached: true, stdio: ['ignore', log, log], cwd: '/' }).unref();
-  } finally {
-    closeSync(log);
-  }
+  spawnHost(home, nodeArgs);
   const deadline = Date.now() + 10_000;
   while (!existsSync(paths.socket)) {
     if (Date.now() > deadline) throw new Error(`the PTY host started with ${nodeArgs.join(' ')} did not listen within 10 s (see ${paths.log})`);

@@ -75,14 +75,22 @@ test('a catch-up that a flood outruns (the log drops bytes it has yet to parse) 
   screen.dispose();
 }, 30_000);
 
-test('after a rebuild, a query the program asks later is answered (only the queries the rebuild skipped over go unanswered)', async () => {
+/** `n` short lines, each with a cursor-position query in it when `queries` says so. */
+const manyLines = (n: number, queries = false): string => Array.from({ length: n }, (_, i) => `line ${i}${queries ? '\x1b[6n' : ''}\r\n`).join('');
+
+/** A screen whose answers to terminal queries are kept in `answers`. */
+function answeringScreen(): { log: OutputLog; screen: ScreenMirror; answers: string[] } {
   const log = new OutputLog(8 * 1024 * 1024);
   const answers: string[] = [];
   const screen = new ScreenMirror(log, 80, 24, 100, { write: (r) => answers.push(r), draining: () => true });
+  return { log, screen, answers };
+}
+
+test('after a rebuild, a query the program asks later is answered (only the queries the rebuild skipped over go unanswered)', async () => {
+  const { log, screen, answers } = answeringScreen();
   // More than a catch-up parses before it rebuilds from the tail instead; a query in the middle of it
   // belongs to the past the rebuild skips.
-  const lines = (n: number): string => Array.from({ length: n }, (_, i) => `line ${i}\r\n`).join('');
-  log.append(Buffer.from(lines(300_000) + '\x1b[6n' + lines(300_000)));
+  log.append(Buffer.from(manyLines(300_000) + '\x1b[6n' + manyLines(300_000)));
   await screen.catchUp();
   expect(answers).toEqual([]);
   // Now the program asks where the cursor is, and waits for the answer (nobody takes a snapshot).
@@ -92,13 +100,8 @@ test('after a rebuild, a query the program asks later is answered (only the quer
   screen.dispose();
 });
 
-/** `n` short lines, each with a cursor-position query in it when `queries` says so. */
-const manyLines = (n: number, queries = false): string => Array.from({ length: n }, (_, i) => `line ${i}${queries ? '\x1b[6n' : ''}\r\n`).join('');
-
 test('a rebuild answers the newest query when it came moments ago (a program printed much, then asked), and none of the older ones', async () => {
-  const log = new OutputLog(8 * 1024 * 1024);
-  const answers: string[] = [];
-  const screen = new ScreenMirror(log, 80, 24, 100, { write: (r) => answers.push(r), draining: () => true });
+  const { log, screen, answers } = answeringScreen();
   // Queries all through the tail the rebuild replays; the program that asked them has long gone.
   log.append(Buffer.from(manyLines(600_000, true)));
   const asked = log.end;
@@ -110,9 +113,7 @@ test('a rebuild answers the newest query when it came moments ago (a program pri
 });
 
 test('a rebuild does not answer even the newest query when it was asked long ago', async () => {
-  const log = new OutputLog(8 * 1024 * 1024);
-  const answers: string[] = [];
-  const screen = new ScreenMirror(log, 80, 24, 100, { write: (r) => answers.push(r), draining: () => true });
+  const { log, screen, answers } = answeringScreen();
   log.append(Buffer.from(manyLines(600_000)));
   const asked = log.end;
   log.append(Buffer.from('\x1b[6n'));

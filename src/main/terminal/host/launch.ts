@@ -56,9 +56,10 @@ const HugePageHeap = 'glibc.malloc.hugetlb=1';
 
 /**
  * Starts a host for `home`, detached in its own session (it must outlive us and never get our
- * terminal's signals), its output going to the host log. Returns its pid.
+ * terminal's signals), its output going to the host log. Returns its pid. `nodeArgs` are flags for its
+ * node (the bench profiles the host with them); a server passes none.
  */
-export function spawnHost(home: string): number {
+export function spawnHost(home: string, nodeArgs: string[] = []): number {
   const entry = hostEntryPath();
   if (!entry) throw new Error('the PTY host is not built (out/main/pty-host.js is missing): run `npm run build`');
   const paths = hostPaths(home);
@@ -66,7 +67,7 @@ export function spawnHost(home: string): number {
   const cmd = hostCommand(home, entry);
   const logFd = openSync(paths.log, 'a', 0o600);
   try {
-    const child = spawn(cmd.file, cmd.args, { env: cmd.env, detached: true, stdio: ['ignore', logFd, logFd], cwd: '/' });
+    const child = spawn(cmd.file, [...nodeArgs, ...cmd.args], { env: cmd.env, detached: true, stdio: ['ignore', logFd, logFd], cwd: '/' });
     child.on('error', () => undefined);
     child.unref();
     return child.pid ?? 0;
