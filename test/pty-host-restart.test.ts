@@ -18,12 +18,12 @@ import { endHome, spawnServer, type ServerProcess } from './server-process';
  */
 const MiB = 1024 * 1024;
 /**
- * A small log, so the flood is many times it. Not the smallest allowed: a client may trail the host's
- * reading point by up to three quarters of the log (the server holds the host back at a quarter, the host
- * pauses at half) plus the kernel's socket buffers, and below a few MiB those buffers alone outgrow the
- * rest (docs/ARCHITECTURE.md, the PTY host).
+ * A small log, so the flood is many times it. A client may trail the host's reading point by more than
+ * the log holds (the server holds the host back at a quarter, the host pauses at half, and the sockets
+ * between them buffer more); the host keeps what the server's clients have not got safe (KEEP), so none
+ * of it is lost however small the log.
  */
-const LogBytes = 4 * MiB;
+const LogBytes = 1 * MiB;
 const env = { AIO_SHELL_BACKEND: 'host', PTYDECK_LOG_BYTES: String(LogBytes) };
 const home = mkdtempSync(join(tmpdir(), 'ptydeck-host-flood-'));
 let server: ServerProcess | null = null;

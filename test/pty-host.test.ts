@@ -8,7 +8,7 @@ import { HostClient } from '../src/main/terminal/host/host-client';
 import { hostPaths } from '../src/main/terminal/host/host-paths';
 import { stableGateDir } from '../src/main/terminal/line-gate-server';
 import { readStat } from '../src/main/terminal/processes';
-import { authFrame, FrameDecoder, FrameType, parseChallenge } from '../src/main/terminal/host/protocol';
+import { authFrame, FrameDecoder, FrameType, handleFrame, jsonFrame, parseChallenge } from '../src/main/terminal/host/protocol';
 import { endHost, until } from './helpers';
 import { ResumingClient } from './resuming-client';
 import { spawnServer } from './server-process';
@@ -167,6 +167,36 @@ test('the host drops whatever does not speak its protocol, and serves its client
   wrong.on('data', (d: Buffer) => decoder.push(d));
   await closedByPeer(wrong);
   expect(got).toEqual([FrameType.Challenge]); // no WELCOME
+
+  // Its own user's client (it has the secret) that sends a malformed frame about its terminal: that
+  // connection is dropped, the terminal is kept for the next server, as after a crash.
+  const spawnRequest = { id: 'malformed', file: '/bin/sh', args: ['-c', 'exec sleep 60'], cwd: '/tmp', env: {}, cols: 80, rows: 24, logBytes: 65536, record: null };
+  for (const bad of [handleFrame(FrameType.Keep, 1, Buffer.alloc(3)), handleFrame(FrameType.Flow, 1, Buffer.alloc(2)), handleFrame(99 as FrameType, 1)]) {
+    const authed = await rawConnect();
+    authed.on('error', () => undefined);
+    const seen: FrameType[] = [];
+    const frames = new FrameDecoder({
+      frame: (type, body) => {
+        seen.push(type);
+        if (type === FrameType.Challenge) authed.write(authFrame(Buffer.from(readFileSync(hostPaths(home).secret, 'utf8').trim(), 'hex'), parseChallenge(body)!));
+        if (type === FrameType.Welcome) authed.write(Buffer.concat([jsonFrame(FrameType.Spawn, 1, { ...spawnRequest, id: `${spawnRequest.id}-${bad[4]}` }), bad]));
+      },
+      output: () => undefined,
+    });
+    authed.removeAllListeners('data');
+    authed.on('data', (d: Buffer) => frames.push(d));
+    await closedByPeer(authed);
+    expect(seen.slice(0, 3)).toEqual([FrameType.Challenge, FrameType.Welcome, FrameType.Spawned]);
+  }
+  const kept = (await HostClient.connect(home, { start: false }))!;
+  const malformed = kept.sessions.filter((x) => x.id.startsWith(spawnRequest.id));
+  expect(malformed.length).toBe(3);
+  for (const x of malformed) {
+    const handle = kept.open({ spawned: () => undefined, output: () => undefined, exit: () => undefined, inputState: () => undefined });
+    kept.attach(handle, x.id, 0);
+    kept.release(handle);
+  }
+  kept.close();
 
   // A connection that says nothing is dropped once the handshake time is up.
   const silent = await rawConnect();

@@ -271,6 +271,12 @@ export const HostConstants = {
    */
   PauseAboveBytes: 4 * 1024 * 1024,
   ResumeBelowBytes: 1024 * 1024,
+  /**
+   * The server tells the host what its agents' sockets still need kept (KEEP) once that mark has moved
+   * this far, and otherwise within KeepTrailMs of its last move: the host only needs it near capacity.
+   */
+  KeepStepBytes: 256 * 1024,
+  KeepTrailMs: 20,
   /** A connection must finish the handshake within this, or it is dropped. */
   HandshakeTimeoutMs: 2000,
   /** Connections still in their handshake beyond this many are refused at once (a flood of them is an attack). */

@@ -1,6 +1,7 @@
 import { afterEach, expect, test, vi } from 'vitest';
 import { StreamConstants } from './constants';
-import { OutputHub } from './output-hub';
+import { LogCursor, OutputHub } from './output-hub';
+import { OutputLog } from './output-log';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -46,4 +47,41 @@ test('output that trickles (less than StreamingBytes per window) keeps the short
   // 300 bytes every 2 ms: more than an echo each time, less than StreamingBytes per window.
   const { gaps } = streamThroughHub(300, 2, 100);
   expect(Math.max(...gaps())).toBeLessThanOrEqual(StreamConstants.BatchMs + 1);
+});
+
+test('an agent socket keeps what it has not handed to the kernel: from its oldest unflushed frame, until it stalls or stops', () => {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  const log = new OutputLog(1024 * 1024);
+  const cursorOf = (holdsBackTerminal: boolean, flushes: (() => void)[] = []): LogCursor =>
+    new LogCursor({ log, from: 0, wholeCharacters: false, maxFrameBytes: 1000, holdsBackTerminal, send: (_p, _c, _o, flushed) => void flushes.push(flushed), onGap: () => true });
+  const flushes: (() => void)[] = [];
+  const agent = cursorOf(true, flushes);
+  const viewer = cursorOf(false);
+  const hub = new OutputHub();
+  hub.attach(agent);
+  hub.attach(viewer);
+  expect(hub.keepFrom(Date.now())).toBe(0);
+  log.append(Buffer.alloc(3500, 'x'));
+  agent.pump();
+  viewer.pump();
+  // Everything was handed over, nothing flushed: the agent still needs all of it kept; a viewer never holds.
+  expect(agent.offset).toBe(3500);
+  expect(viewer.keepsFrom(Date.now())).toBe(Infinity);
+  expect(hub.keepFrom(Date.now())).toBe(0);
+  // Its frames reach the kernel out of order: what it must still keep starts at the oldest one that has not.
+  flushes[0]();
+  flushes[2]();
+  expect(hub.keepFrom(Date.now())).toBe(1000);
+  flushes[1]();
+  expect(hub.keepFrom(Date.now())).toBe(3000);
+  flushes[3]();
+  expect(hub.keepFrom(Date.now())).toBe(3500);
+  // One that took nothing for longer than ReaderStallMs holds nothing back, and keeps nothing.
+  vi.advanceTimersByTime(StreamConstants.ReaderStallMs + 1);
+  expect(hub.keepFrom(Date.now())).toBe(Infinity);
+  const fresh = cursorOf(true);
+  hub.attach(fresh);
+  expect(hub.keepFrom(Date.now())).toBe(0);
+  fresh.stop();
+  expect(hub.keepFrom(Date.now())).toBe(Infinity);
 });

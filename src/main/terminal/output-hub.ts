@@ -22,6 +22,11 @@ export interface OutputReader {
   pump(): void;
   /** Bytes this reader wants the terminal held back for (0: none; viewers resync instead). */
   throttleLag?(now: number): number;
+  /**
+   * The oldest byte this reader may still want and does not have safe yet (Infinity: none): bytes it
+   * has not handed to the kernel exist only in this process, and in the PTY host's log until told.
+   */
+  keepsFrom?(now: number): number;
   /** An agent's own socket, which holds the terminal back while it reads on (LogCursorOptions). */
   readonly holdsBackTerminal?: boolean;
 }
@@ -66,6 +71,13 @@ export class OutputHub {
     let lag = 0;
     for (const r of this.readers) lag = Math.max(lag, r.throttleLag?.(now) ?? 0);
     return lag;
+  }
+
+  /** The oldest byte a reader that holds the terminal back still needs kept (Infinity: none). */
+  keepFrom(now: number): number {
+    let from = Infinity;
+    for (const r of this.readers) from = Math.min(from, r.keepsFrom?.(now) ?? Infinity);
+    return from;
   }
 
   flush(): void {
@@ -153,8 +165,18 @@ export class LogCursor implements OutputReader, ViewHolder {
   }
 
   throttleLag(now: number): number {
-    if (!this.opts.holdsBackTerminal || this.stopped || now - this.progressAt > StreamConstants.ReaderStallMs) return 0;
+    if (!this.holdsNow(now)) return 0;
     return this.opts.log.end - this.offset + this.inflight;
+  }
+
+  keepsFrom(now: number): number {
+    // Once in the kernel, bytes reach the client even if this process dies (its socket is closed gracefully).
+    return this.holdsNow(now) ? Math.min(this.offset, this.viewsFrom()) : Infinity;
+  }
+
+  /** An agent's socket that reads on holds the terminal back; one that stalled holds nothing. */
+  private holdsNow(now: number): boolean {
+    return this.opts.holdsBackTerminal === true && !this.stopped && now - this.progressAt <= StreamConstants.ReaderStallMs;
   }
 
   /** The last pump stopped at a gate (watermark or the door's own) with output still to send. */

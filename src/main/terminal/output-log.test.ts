@@ -131,6 +131,35 @@ describe('OutputLog', () => {
     expect(log.read(log.start + 1234, log.start + 345_678).equals(chunk(log.start + 1234, 345_678 - 1234))).toBe(true);
   });
 
+  test('nothing from keepFrom on is evicted: the log grows past its capacity, spills without two held bytes sharing a place, and is a ring again once the mark moves', () => {
+    const cap = 1024 * 1024;
+    const log = new OutputLog(cap);
+    const at = (offset: number): number => (offset * 7 + (offset >>> 11)) & 255;
+    const chunk = (from: number, n: number): Buffer => Buffer.from(Array.from({ length: n }, (_, i) => at(from + i)));
+    const mark = 300_000;
+    log.keepFrom = mark;
+    for (let i = 0; i < 70; i++) {
+      log.append(chunk(log.end, 50_000));
+      log.spillCold(64 * 1024, Infinity);
+      if (log.end - mark >= cap) expect(log.keptFull).toBe(true);
+    }
+    expect(log.end).toBeGreaterThan(3 * cap);
+    expect(log.start).toBeLessThanOrEqual(mark);
+    expect(log.start).toBeGreaterThan(mark - OutputLogConstants.SegmentBytes);
+    expect(log.read(mark).equals(chunk(mark, log.end - mark))).toBe(true);
+    // The mark moves on: the next append lets go of everything before the newest capacity's worth.
+    log.keepFrom = log.end - cap / 2;
+    expect(log.keptFull).toBe(false);
+    log.append(chunk(log.end, 1000));
+    log.spillCold(64 * 1024, Infinity);
+    expect(log.retainedBytes).toBeLessThanOrEqual(cap + OutputLogConstants.SegmentBytes);
+    expect(log.read(log.start).equals(chunk(log.start, log.end - log.start))).toBe(true);
+    log.keepFrom = -Infinity;
+    for (let i = 0; i < 30; i++) log.append(chunk(log.end, 50_000));
+    expect(log.keptFull).toBe(true);
+    expect(log.read(log.start).equals(chunk(log.start, log.end - log.start))).toBe(true);
+  });
+
   describe('reusing evicted memory', () => {
     const Seg = OutputLogConstants.SegmentBytes;
     /** Each byte says where it is, so a view overwritten by later output shows. */

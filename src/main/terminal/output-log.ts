@@ -41,11 +41,12 @@ export class OutputLog {
   private readonly viewHolders = new Set<ViewHolder>();
 
   /**
-   * While set, nothing is evicted: the bytes held may all still be wanted by a reader that is away (the
-   * PTY host with no server attached). Whoever sets it stops appending once `retainedBytes` reaches
-   * `capacity`; what arrives meanwhile is held too, and evicted by the first append after it is cleared.
+   * Nothing from this offset on is evicted (-Infinity: nothing at all; Infinity, the default: the log is
+   * a plain ring). The bytes may still be wanted by a reader that cannot afford a gap: the PTY host's
+   * server and its agents' sockets across a restart. Whoever sets it stops appending once `keptFull`;
+   * what arrives meanwhile is held too (past capacity), and evicted once the mark moves on.
    */
-  keepAll = false;
+  keepFrom = Infinity;
 
   constructor(readonly capacity: number = OutputLogConstants.DefaultCapacityBytes) {
     if (!(capacity > 0)) throw new RangeError('output log capacity must be positive');
@@ -63,6 +64,11 @@ export class OutputLog {
 
   get retainedBytes(): number {
     return this.total - this.start;
+  }
+
+  /** The log holds its capacity in bytes it may not evict (keepFrom): appending more grows it past capacity. */
+  get keptFull(): boolean {
+    return this.total - Math.max(this.start, this.keepFrom) >= this.capacity;
   }
 
   /** Size of the file spilled segments are in (0 without one). */
@@ -86,11 +92,14 @@ export class OutputLog {
     let freed = this.readBack?.buf.length ?? 0;
     this.readBack = null;
     const hotFrom = this.total - keepBytes;
+    const ringBytes = this.capacity + 2 * OutputLogConstants.SegmentBytes;
     for (const seg of this.segments) {
       if (freed >= wanted) break;
       if (!seg.buf || seg.used !== seg.buf.length || seg.start + seg.used > hotFrom) continue;
+      // A log kept past its capacity (keepFrom) would put this segment where an older one sits in the ring.
+      if (seg.start + seg.used - this.start > ringBytes) break;
       try {
-        this.spillFile ??= new SpillFile(dir, this.capacity + 2 * OutputLogConstants.SegmentBytes);
+        this.spillFile ??= new SpillFile(dir, ringBytes);
         this.spillFile.write(seg.buf.subarray(0, seg.used), seg.start);
       } catch {
         return freed;
@@ -284,8 +293,7 @@ export class OutputLog {
   }
 
   private evict(): void {
-    if (this.keepAll) return;
-    while (this.segments.length > 1 && this.total - this.segments[1].start >= this.capacity) {
+    while (this.segments.length > 1 && this.total - this.segments[1].start >= this.capacity && this.segments[1].start <= this.keepFrom) {
       const gone = this.segments.shift()!;
       if (gone.buf) {
         this.keepSpare(gone);
@@ -337,8 +345,9 @@ const spillFiles = new FinalizationRegistry<number>((fd) => {
  * One log's spilled segments, in a file unlinked as soon as it is opened: only this process can reach
  * it (0600 in a 0700 directory, then no name at all), and a crash leaves nothing behind.
  *
- * Bytes sit at their log offset modulo `ringBytes`. The log never holds more than its capacity plus a
- * segment, so two bytes it still holds never share a place, and the file never grows past `ringBytes`
+ * Bytes sit at their log offset modulo `ringBytes`. A log holds no more than its capacity plus a segment
+ * (unless kept past it, and then it spills nothing further than `ringBytes` from its oldest byte), so two
+ * bytes it still holds never share a place, and the file never grows past `ringBytes`
  * however long a session streams while its older segments keep going to disk (appended, the file grew
  * by everything spilled until the log had no spilled segment left, which a busy session never reaches).
  */

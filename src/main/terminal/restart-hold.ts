@@ -28,4 +28,8 @@ export class RestartHold implements OutputReader {
   throttleLag(now: number): number {
     return now < this.until ? this.log.end - this.from : 0;
   }
+
+  keepsFrom(now: number): number {
+    return now < this.until ? this.from : Infinity;
+  }
 }

@@ -481,6 +481,8 @@ export class Session {
       this.restartHold = { reader, timer: setTimeout(() => this.endRestartHold(), StreamConstants.RestartHoldMs) };
       this.restartHold.timer.unref();
       this.hub.attach(reader);
+      // Right behind the ATTACH: the host keeps what the clients coming back may want from the start.
+      this.checkThrottle();
     }
   }
 
@@ -865,7 +867,13 @@ export class Session {
   private checkThrottle(): void {
     const proc = this.proc;
     if (!proc?.throttle) return;
-    const lag = this.hub.throttleLag(Date.now());
+    const now = Date.now();
+    // What an agent socket has not handed to the kernel must survive a restart of this process (the
+    // host keeps it) and the flood the host sent before it was held (this log keeps it).
+    const keep = this.hub.keepFrom(now);
+    this.log.keepFrom = keep;
+    proc.keepFrom?.(Math.min(keep, this.log.end));
+    const lag = this.hub.throttleLag(now);
     const above = Math.min(StreamConstants.ThrottleAboveBytes, this.log.capacity / 4);
     if (!this.throttled && lag > above) {
       this.throttled = true;

@@ -67,6 +67,8 @@ export interface TerminalProcess {
    * only a terminal read in another process needs it (the PTY host).
    */
   throttle?(on: boolean): void;
+  /** Bytes from `offset` on may still be wanted by a reader of ours: whoever else holds them keeps them. */
+  keepFrom?(offset: number): void;
   /** Stop and resume reading the terminal (a reader that cannot keep up; the program then blocks). */
   pause?(): void;
   resume?(): void;

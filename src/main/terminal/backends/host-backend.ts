@@ -162,6 +162,10 @@ export class HostProcess implements AdoptableProcess, HandleListener {
   private inputSent = 0;
   private inputTaken = 0;
   private inputWaiting = 0;
+  /** What the host was last told to keep (Infinity: nothing), the newest mark, and its timer if not sent. */
+  private keptFrom = Infinity;
+  private keepNext = Infinity;
+  private keepLater: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly client: HostClient,
@@ -230,6 +234,25 @@ export class HostProcess implements AdoptableProcess, HandleListener {
 
   throttle(on: boolean): void {
     if (!this.ended && !this.detached) this.client.flow(this.handle, on);
+  }
+
+  keepFrom(offset: number): void {
+    this.keepNext = offset;
+    // A mark that moved back (a client resuming from further back) or far goes at once, small moves a
+    // moment later: the host only needs it near its capacity.
+    if (offset < this.keptFrom || offset - this.keptFrom >= HostConstants.KeepStepBytes) this.sendKeep();
+    else if (offset !== this.keptFrom && !this.keepLater) {
+      this.keepLater = setTimeout(() => this.sendKeep(), HostConstants.KeepTrailMs);
+      this.keepLater.unref();
+    }
+  }
+
+  private sendKeep(): void {
+    if (this.keepLater) clearTimeout(this.keepLater);
+    this.keepLater = null;
+    if (this.ended || this.detached || this.keepNext === this.keptFrom) return;
+    this.keptFrom = this.keepNext;
+    this.client.keep(this.handle, this.keptFrom);
   }
 
   write(data: string | Uint8Array): void {

@@ -54,6 +54,8 @@ export class HostClient {
     decoder: FrameDecoder,
     /** The host reports its waiting input (INPUTSTATE); one started by an earlier version does not. */
     readonly reportsInput: boolean,
+    /** The host takes KEEP; one started by an earlier version does not. */
+    readonly keeps: boolean,
   ) {
     // From here on, frames go to the handles.
     decoder.sink = {
@@ -125,12 +127,12 @@ export class HostClient {
             return;
           }
           if (type !== FrameType.Welcome) throw new ProtocolError(`unexpected frame ${type} in the handshake`);
-          const welcome = JSON.parse(body.toString('utf8')) as { pid: number; sessions: HostedSessionInfo[]; inputState?: unknown };
+          const welcome = JSON.parse(body.toString('utf8')) as { pid: number; sessions: HostedSessionInfo[]; inputState?: unknown; keep?: unknown };
           clearTimeout(timer);
           deliver = () => undefined;
           socket.off('error', fail);
           socket.off('close', onClose);
-          const client = new HostClient(socket, welcome.pid, welcome.sessions, decoder, welcome.inputState === true);
+          const client = new HostClient(socket, welcome.pid, welcome.sessions, decoder, welcome.inputState === true, welcome.keep === true);
           deliver = (chunk: Buffer) => client.onData(decoder, chunk);
           socket.on('error', () => undefined);
           resolve(client);
@@ -242,6 +244,14 @@ export class HostClient {
   /** Holds the handle's PTY back for a slow client of ours (or lets it go). */
   flow(handle: number, hold: boolean): void {
     this.send(handleFrame(FrameType.Flow, handle, Buffer.from([hold ? 1 : 0])));
+  }
+
+  /** Bytes from `from` on may still be wanted by a client of ours: the host evicts none of them. */
+  keep(handle: number, from: number): void {
+    if (!this.keeps) return;
+    const rest = Buffer.allocUnsafe(8);
+    writeU64(rest, from, 0);
+    this.send(handleFrame(FrameType.Keep, handle, rest));
   }
 
   record(handle: number, record: unknown): void {

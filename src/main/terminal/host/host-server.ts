@@ -294,7 +294,7 @@ class HostConnection implements OutputSink {
       this.authenticated = true;
       clearTimeout(this.handshakeTimer);
       this.onAuthenticated();
-      this.send(jsonFrame(FrameType.Welcome, null, { pid: process.pid, inputState: true, sessions: [...this.host.sessions.values()].map((s) => s.info()) }));
+      this.send(jsonFrame(FrameType.Welcome, null, { pid: process.pid, inputState: true, keep: true, sessions: [...this.host.sessions.values()].map((s) => s.info()) }));
       return;
     }
     if (type === FrameType.Shutdown) {
@@ -355,6 +355,10 @@ class HostConnection implements OutputSink {
       case FrameType.Flow:
         if (rest.length !== 1) throw new ProtocolError('bad flow');
         session.hold(rest[0] === 1);
+        return;
+      case FrameType.Keep:
+        if (rest.length !== 8) throw new ProtocolError('bad keep');
+        session.keep(this, readU64(rest, 0));
         return;
       case FrameType.Record:
         session.record = parseJson(rest);

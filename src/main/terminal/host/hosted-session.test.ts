@@ -23,7 +23,7 @@ function start(cap: number, script: string): HostedSession {
 }
 
 /** A server that takes everything at once and checks that offsets follow on. */
-function collect(s: HostedSession): { bytes: () => Buffer; exit: () => ProcessExit | null } {
+function collect(s: HostedSession): { sink: OutputSink; bytes: () => Buffer; exit: () => ProcessExit | null } {
   const got: Buffer[] = [];
   let next = 0;
   let exit: ProcessExit | null = null;
@@ -38,7 +38,7 @@ function collect(s: HostedSession): { bytes: () => Buffer; exit: () => ProcessEx
     synced: () => undefined,
   };
   s.attach(sink, 1, 0);
-  return { bytes: () => Buffer.concat(got), exit: () => exit };
+  return { sink, bytes: () => Buffer.concat(got), exit: () => exit };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -81,4 +81,34 @@ test('a program that ends while the host holds its output keeps the bytes still 
   expect(await until(() => server.exit() !== null, 20000)).toBe(true);
   expect(server.bytes().length).toBe(total);
   expect(server.bytes().equals(Buffer.alloc(total, 'y'))).toBe(true);
+});
+
+test('with a server attached, no byte from its KEEP mark on is evicted: the program waits once the log is full of them, and reads on as the mark moves', async () => {
+  const cap = 64 * KiB;
+  const total = 16 * cap;
+  const s = start(cap, `head -c ${total} /dev/zero | tr '\\0' z`);
+  // The server takes every byte at once, but its clients have none of them safe yet.
+  const server = collect(s);
+  s.keep(server.sink, 0);
+  await until(() => s.log.end >= cap, 10000);
+  await sleep(300);
+  expect(s.log.start).toBe(0);
+  expect(s.log.end).toBeLessThan(2 * cap);
+  expect(s.exit).toBeNull();
+  // A KEEP from a server no longer attached changes nothing.
+  s.keep({ ...server.sink }, Number.MAX_SAFE_INTEGER);
+  await sleep(200);
+  expect(s.log.end).toBeLessThan(2 * cap);
+  // Its clients got half: the terminal reads on until the log is full from there.
+  const mark = Math.floor(s.log.end / 2);
+  s.keep(server.sink, mark);
+  await until(() => s.log.end - mark >= cap, 10000);
+  await sleep(300);
+  expect(s.log.start).toBeLessThanOrEqual(mark);
+  expect(s.log.end - mark).toBeLessThan(2 * cap);
+  expect(s.exit).toBeNull();
+  // Then everything is safe: it runs to the end.
+  s.keep(server.sink, Number.MAX_SAFE_INTEGER);
+  expect(await until(() => server.exit() !== null, 20000)).toBe(true);
+  expect(server.bytes().equals(Buffer.alloc(total, 'z'))).toBe(true);
 });

@@ -11,6 +11,8 @@ import type { HostedSessionInfo } from './protocol';
  * The PTY is paused (the program blocks on write, as on any terminal whose reader stalls) whenever
  * reading on would cost bytes someone may still want:
  * - a server is attached and far behind (or asks us to hold for a slow client of its own);
+ * - a server is attached and the log is full of bytes it asked us to keep (KEEP): what its agents'
+ *   sockets have not handed to the kernel yet exists only in that server, and would die with it;
  * - no server is attached and the log is full. The server that went away (a crash, a restart) or its
  *   clients may want anything the log still holds: a client lags its server, and bytes handed to a
  *   socket that died were never read. So nothing is evicted until a server attaches again, and it
@@ -55,7 +57,7 @@ export class HostedSession {
   ) {
     this.log = new OutputLog(logBytes);
     // Until a server attaches (at once, after a spawn), nobody has read anything.
-    this.log.keepAll = true;
+    this.log.keepFrom = -Infinity;
     this.startTime = startTime;
     this.hub = new OutputHub(() => this.checkFlow());
     proc.onData((data) => {
@@ -104,8 +106,9 @@ export class HostedSession {
       }),
     };
     this.attachment = att;
-    // Its cursor now says what is still wanted: flow control keeps it within the log (checkFlow).
-    this.log.keepAll = false;
+    // Its cursor now says what is still wanted (flow control keeps it within the log), and its KEEP
+    // frames what its clients still want.
+    this.log.keepFrom = Infinity;
     this.hub.attach(att.cursor);
     att.cursor.pump();
     this.checkFlow();
@@ -118,7 +121,7 @@ export class HostedSession {
     att.cursor.stop();
     this.hub.detach(att.cursor);
     this.attachment = null;
-    this.log.keepAll = true;
+    this.log.keepFrom = -Infinity;
     this.checkFlow();
   }
 
@@ -147,6 +150,13 @@ export class HostedSession {
     this.checkFlow();
   }
 
+  /** The attached server's clients may still want every byte from `from` on. */
+  keep(sink: OutputSink, from: number): void {
+    if (this.attachment?.sink !== sink) return;
+    this.log.keepFrom = from;
+    this.checkFlow();
+  }
+
   isAttachedTo(sink: OutputSink): boolean {
     return this.attachment?.sink === sink;
   }
@@ -159,12 +169,12 @@ export class HostedSession {
     const att = this.attachment;
     const lag = att ? this.log.end - att.cursor.offset + att.cursor.unflushed : 0;
     const pauseAbove = Math.min(HostConstants.PauseAboveBytes, this.log.capacity / 2);
-    // With no server, nothing is evicted (keepAll), so a full log stays full until one attaches.
-    const full = this.log.keepAll && this.log.retainedBytes >= this.log.capacity;
-    if (!this.paused && !this.exit && (att ? lag > pauseAbove || att.held : full)) {
+    // A log full of bytes it must keep (all of them, with no server) stays full until the mark moves.
+    const full = this.log.keptFull;
+    if (!this.paused && !this.exit && (full || (att && (lag > pauseAbove || att.held)))) {
       this.paused = true;
       this.proc.pause?.();
-    } else if (this.paused && (att ? !att.held && lag < Math.min(HostConstants.ResumeBelowBytes, pauseAbove / 2) : !full)) {
+    } else if (this.paused && !full && (!att || (!att.held && lag < Math.min(HostConstants.ResumeBelowBytes, pauseAbove / 2)))) {
       this.paused = false;
       this.proc.resume?.();
     }
@@ -193,7 +203,7 @@ export class HostedSession {
     this.detach();
     // Nobody will read it again: its program must be able to write its way to the end (and node-pty
     // to see it exit) rather than wait for a server forever.
-    this.log.keepAll = false;
+    this.log.keepFrom = Infinity;
     this.checkFlow();
     if (this.exit) return;
     this.proc.kill('SIGHUP');

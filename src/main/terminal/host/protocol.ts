@@ -22,6 +22,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  *   RELEASE   u32 handle                          closed for good: end the shell if need be, forget it
  *   SYNC      u32 handle · u32 token              answer SYNCED once every byte the PTY holds now is sent
  *   FLOW      u32 handle · u8 hold                a slow client of the server's: hold the PTY back (1) or not (0)
+ *   KEEP      u32 handle · u64 from               the server's clients may still want every byte from here on:
+ *                                                 evict none of them (pause the PTY instead) while attached
  *   SHUTDOWN                                      end every session and exit
  * and the host answers:
  *   SPAWNED   u32 handle · u32 pid · f64 start time (clock ticks), or u32 0 · UTF-8 error
@@ -33,7 +35,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  *                                                 (after INPUT frames, and as the wait drains)
  * The WELCOME says `inputState: true` when the host sends INPUTSTATE (a host started by an earlier
  * version does not, and a client ignores frame types it does not know): that is how the server refuses
- * input for a program that stopped reading (INPUT_BACKLOG), as it does for its own terminals.
+ * input for a program that stopped reading (INPUT_BACKLOG), as it does for its own terminals. It says
+ * `keep: true` when the host takes KEEP (a host refuses frame types it does not know, so a client sends
+ * none to one that does not say so).
  *
  * Frames on one connection are handled in order, so INPUT may follow SPAWN at once: the host has the
  * terminal by the time it reads the INPUT.
@@ -60,6 +64,7 @@ export const enum FrameType {
   Shutdown = 17,
   Sync = 18,
   Flow = 19,
+  Keep = 20,
   Spawned = 30,
   Output = 31,
   Exit = 32,
