@@ -35,10 +35,14 @@ function budgetOver(logs: OutputLog[], limitBytes: number): MemoryBudget {
         screenBytes: 0,
         dropScreen: () => 0,
         spillLog: (keep: number, wanted: number, to: string | null) => log.spillCold(keep, wanted, to),
+        spillsLanded: () => log.spillsLanded(),
       })),
     dir,
   );
 }
+
+/** Spill writes run on libuv's threads: their memory is let go of once they land. */
+const landed = (logs: OutputLog[]): Promise<unknown> => Promise.all(logs.map((l) => l.spillsLanded()));
 
 /** Appends `segments` full segments to each log, through the budget as a session does. */
 function grow(b: MemoryBudget, logs: OutputLog[], segments: number): void {
@@ -50,7 +54,7 @@ function grow(b: MemoryBudget, logs: OutputLog[], segments: number): void {
     }
 }
 
-test('while output flows, what the budget spills is kept for the next appends; once it stops, the extra is let go of', () => {
+test('while output flows, what the budget spills is kept for the next appends; once it stops, the extra is let go of', async () => {
   const logs = Array.from({ length: 4 }, () => new OutputLog(16 * MiB));
   // A budget whose checks spill 3 MiB at a time, more than the 2 MiB kept when nothing flows; 56 MiB printed.
   const limit = 48 * MiB;
@@ -58,6 +62,7 @@ test('while output flows, what the budget spills is kept for the next appends; o
   const perCheck = limit / MemoryConstants.GrowthChecksPerBudget;
   grow(budget, logs, 224);
   const { heldBytes, freedBytes } = budget.enforce();
+  await landed(logs);
   expect(heldBytes).toBeLessThanOrEqual(limit);
   expect(freedBytes).toBeGreaterThan(OutputLogConstants.SpareSegments * Seg);
   // More than the resting 2 MiB waits for reuse, up to one check's worth.
@@ -77,10 +82,11 @@ test('while output flows, what the budget spills is kept for the next appends; o
   for (const log of logs) expect(log.read(0).equals(Buffer.alloc(224 * Seg, 0x61))).toBe(true);
 });
 
-test('without a budget flowing, spilled segments beyond the resting 2 MiB are not kept', () => {
+test('without a budget flowing, spilled segments beyond the resting 2 MiB are not kept', async () => {
   const log = new OutputLog(128 * Seg);
   const chunk = Buffer.alloc(Seg, 0x62);
   for (let i = 0; i < 96; i++) log.append(chunk);
   expect(log.spillCold(4 * Seg, Infinity, dir)).toBe(92 * Seg);
+  await log.spillsLanded();
   expect(OutputLog.spareSegments).toBe(OutputLogConstants.SpareSegments);
 });

@@ -35,6 +35,8 @@ export interface BudgetedSession {
   dropScreen(unusedForMs?: number): number;
   /** Moves cold log segments to disk until `wanted` bytes are freed (keeping the hot tail); returns the bytes freed. */
   spillLog(keepBytes: number, wanted: number, dir: string | null): number;
+  /** Resolves once the spill writes started so far have landed: their memory is garbage from then on. */
+  spillsLanded(): Promise<void>;
 }
 
 export class MemoryBudget {
@@ -111,7 +113,8 @@ export class MemoryBudget {
     if (this.freedSinceCollect >= this.limitBytes / MemoryConstants.CollectAfterFreeing && now - this.collectedAt >= this.collectEveryMs) {
       this.freedSinceCollect = 0;
       this.collectedAt = now;
-      collectSoon();
+      // Spilled segments are let go of as their writes land (on libuv's threads): collect once they have.
+      void Promise.all(all.map((s) => s.spillsLanded())).then(() => collectSoon());
     }
     return { heldBytes: held, freedBytes: before - held };
   }

@@ -47,7 +47,7 @@ describe('OutputLog', () => {
     expect(log.chunkAt(11, 100)).toBeNull();
   });
 
-  test('cold segments spilled to disk keep their offsets and read back the same; memory holds the hot tail', () => {
+  test('cold segments spilled to disk keep their offsets and read back the same; memory holds the hot tail', async () => {
     const log = new OutputLog(8 * 1024 * 1024);
     const chunks: Buffer[] = [];
     for (let i = 0; i < 40; i++) {
@@ -58,6 +58,7 @@ describe('OutputLog', () => {
     const all = Buffer.concat(chunks);
     const before = log.residentBytes;
     const freed = log.spillCold(1024 * 1024, Infinity);
+    await log.spillsLanded();
     expect(freed).toBeGreaterThan(2 * 1024 * 1024);
     expect(log.residentBytes).toBe(before - freed);
     expect(log.residentBytes).toBeLessThan(1024 * 1024 + 2 * 256 * 1024);
@@ -76,7 +77,7 @@ describe('OutputLog', () => {
     expect(log.read(log.end - 10).toString()).toBe('AAAAAAAAAA');
   });
 
-  test('lineStartBefore finds where the last n lines begin, across segments, spilled ones and the front of the log', () => {
+  test('lineStartBefore finds where the last n lines begin, across segments, spilled ones and the front of the log', async () => {
     const log = new OutputLog(1024 * 1024);
     // Lines of every length, so that newlines fall on both sides of segment edges.
     let text = '';
@@ -84,6 +85,7 @@ describe('OutputLog', () => {
     text += 'prompt$ ';
     for (let at = 0; at < text.length; at += 5000) log.append(Buffer.from(text.slice(at, at + 5000)));
     log.spillCold(128 * 1024, Infinity);
+    await log.spillsLanded();
     const held = log.read(log.start).toString('latin1');
     /** The reference: count newlines back over a copy of what the log holds. */
     const reference = (end: number, n: number, lowest: number): number | null => {
@@ -111,7 +113,7 @@ describe('OutputLog', () => {
     expect(log.lineStartBefore(log.end, 100_000, 0)).toBe(null);
   });
 
-  test('a session that streams on while its cold segments keep going to disk: the spill file stays within the log capacity, every byte held reads back', () => {
+  test('a session that streams on while its cold segments keep going to disk: the spill file stays within the log capacity, every byte held reads back', async () => {
     const cap = 1024 * 1024;
     const log = new OutputLog(cap);
     // Each byte says where it is, so any range read back can be checked.
@@ -121,6 +123,7 @@ describe('OutputLog', () => {
     for (let i = 0; i < 400; i++) {
       log.append(chunk(log.end, 50_000 + (i % 7) * 1000));
       log.spillCold(64 * 1024, Infinity);
+      await log.spillsLanded();
       largest = Math.max(largest, log.spillFileBytes);
     }
     // Appended, the file would hold everything ever spilled: ~20 MiB.
@@ -131,7 +134,7 @@ describe('OutputLog', () => {
     expect(log.read(log.start + 1234, log.start + 345_678).equals(chunk(log.start + 1234, 345_678 - 1234))).toBe(true);
   });
 
-  test('nothing from keepFrom on is evicted: the log grows past its capacity, spills without two held bytes sharing a place, and is a ring again once the mark moves', () => {
+  test('nothing from keepFrom on is evicted: the log grows past its capacity, spills without two held bytes sharing a place, and is a ring again once the mark moves', async () => {
     const cap = 1024 * 1024;
     const log = new OutputLog(cap);
     const at = (offset: number): number => (offset * 7 + (offset >>> 11)) & 255;
@@ -141,6 +144,8 @@ describe('OutputLog', () => {
     for (let i = 0; i < 70; i++) {
       log.append(chunk(log.end, 50_000));
       log.spillCold(64 * 1024, Infinity);
+      // Every other time, the writes land before the next append: then the next spill finds them on disk.
+      if (i % 2) await log.spillsLanded();
       if (log.end - mark >= cap) expect(log.keptFull).toBe(true);
     }
     expect(log.end).toBeGreaterThan(3 * cap);
@@ -152,6 +157,7 @@ describe('OutputLog', () => {
     expect(log.keptFull).toBe(false);
     log.append(chunk(log.end, 1000));
     log.spillCold(64 * 1024, Infinity);
+    await log.spillsLanded();
     expect(log.retainedBytes).toBeLessThanOrEqual(cap + OutputLogConstants.SegmentBytes);
     expect(log.read(log.start).equals(chunk(log.start, log.end - log.start))).toBe(true);
     log.keepFrom = -Infinity;
@@ -187,13 +193,16 @@ describe('OutputLog', () => {
       expect(log.read(log.start).equals(bytes(log.start, log.end - log.start))).toBe(true);
     });
 
-    test('a segment spilled to disk gives its memory to whichever log grows next; one with a view out does not', () => {
+    test('a segment spilled to disk gives its memory to whichever log grows next; one with a view out does not', async () => {
       const a = new OutputLog(64 * Seg);
       fill(a, 8);
       const out = { from: Infinity };
       a.addViewHolder({ viewsFrom: () => out.from, viewsTo: () => Infinity });
       const spilled = a.chunkAt(0, Seg)!.data.buffer;
       expect(a.spillCold(4 * Seg, 2 * Seg)).toBe(2 * Seg);
+      // Its memory is let go of once its write has landed, not before.
+      expect(OutputLog.spareSegments).toBe(0);
+      await a.spillsLanded();
       expect(OutputLog.spareSegments).toBe(2);
       const b = new OutputLog(64 * Seg);
       fill(b, 4);
@@ -209,9 +218,33 @@ describe('OutputLog', () => {
       const view = a.chunkAt(2 * Seg, Seg)!.data;
       const copy = Buffer.from(view);
       expect(a.spillCold(4 * Seg, Seg)).toBe(Seg);
+      await a.spillsLanded();
       expect(OutputLog.spareSegments).toBe(0);
       fill(b, 8);
       expect(view.equals(copy)).toBe(true);
+    });
+
+    test('a segment evicted, or skipped past, while its spill write is on its way is not reused before the write lands; every byte held reads back', async () => {
+      const log = new OutputLog(8 * Seg);
+      fill(log, 8);
+      const first = log.chunkAt(0, Seg)!.data.buffer;
+      expect(log.spillCold(2 * Seg, Infinity)).toBe(6 * Seg);
+      // The flood goes on at once: the oldest segments go, the one being written among them.
+      fill(log, 6);
+      const held = new Set<ArrayBufferLike>();
+      for (let at = log.start; at < log.end; at += Seg) held.add(log.chunkAt(at, Seg)!.data.buffer);
+      expect(held.has(first)).toBe(false);
+      expect(log.read(log.start).equals(bytes(log.start, log.end - log.start))).toBe(true);
+      await log.spillsLanded();
+      expect(log.read(log.start).equals(bytes(log.start, log.end - log.start))).toBe(true);
+      // Spilled again, and the log skips past everything while that write is on its way.
+      log.spillCold(2 * Seg, Infinity);
+      log.skipTo(log.end + 100);
+      fill(log, 8);
+      log.spillCold(2 * Seg, Infinity);
+      await log.spillsLanded();
+      expect(log.residentBytes).toBe(2 * Seg);
+      expect(log.read(log.start).equals(bytes(log.start, log.end - log.start))).toBe(true);
     });
 
     test('memory a reader still has a view of out is never reused', () => {

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, ftruncateSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, write } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BufferPool } from '../buffer-pool';
@@ -15,7 +15,10 @@ import { OutputLogConstants } from './constants';
  *
  * Under a memory budget (memory-budget.ts), whole cold segments can be spilled to a file: they keep their
  * offsets and are read back from disk when asked for (a slow client's backlog, a replay), so memory holds
- * only each session's hot tail while the log still holds its full capacity.
+ * only each session's hot tail while the log still holds its full capacity. The writes run on libuv's
+ * threads, one at a time per log, and a segment keeps its memory until its write has landed: written on
+ * the event loop, they held it for a quarter of the server's time with 50 sessions printing at once
+ * (PERFORMANCE.md, eleventh pass).
  */
 export class OutputLog {
   private readonly segments: Segment[] = [];
@@ -24,6 +27,13 @@ export class OutputLog {
   private readonly channelRuns: { offset: number; channel: number }[] = [];
   private spillFile: SpillFile | null = null;
   private spilledSegments = 0;
+  /** Segments waiting for their turn to be written to the spill file, oldest first, and the one being written. */
+  private spillQueue: Segment[] = [];
+  private spillWriting: Segment | null = null;
+  /** Segments ever queued for spilling, and those whose turn is over (written, failed or no longer wanted). */
+  private spillsQueued = 0;
+  private spillsSettled = 0;
+  private readonly spillWaiters: { upTo: number; resolve: () => void }[] = [];
   /** The last spilled segment read back (a cursor reads one segment in several frames). */
   private readBack: { seg: Segment; buf: Buffer } | null = null;
 
@@ -76,16 +86,20 @@ export class OutputLog {
     return this.spillFile?.bytes ?? 0;
   }
 
-  /** Bytes of memory the log holds (segments not spilled, at their allocated size, and the one read back). */
+  /**
+   * Bytes of memory the log holds (segments not spilled, at their allocated size, and the one read back),
+   * less the segments on their way to disk: theirs is let go of as soon as their write lands.
+   */
   get residentBytes(): number {
     let n = this.readBack?.buf.length ?? 0;
-    for (const seg of this.segments) if (seg.buf) n += seg.buf.length;
+    for (const seg of this.segments) if (seg.buf && !seg.spill) n += seg.buf.length;
     return n;
   }
 
   /**
    * Moves whole segments older than the newest `keepBytes` to disk (in `dir`), oldest first, until
-   * `wanted` bytes of memory are freed. Returns the bytes freed. A write that fails frees nothing.
+   * `wanted` bytes of memory are freed. Returns the bytes freed, or to be freed once their writes land
+   * (a write that fails frees nothing, and nothing more is spilled until the next call).
    */
   spillCold(keepBytes: number, wanted: number, dir: string | null = null): number {
     // The segment read back last is a copy of what is on disk already: the cheapest memory to give back.
@@ -95,21 +109,75 @@ export class OutputLog {
     const ringBytes = this.capacity + 2 * OutputLogConstants.SegmentBytes;
     for (const seg of this.segments) {
       if (freed >= wanted) break;
-      if (!seg.buf || seg.used !== seg.buf.length || seg.start + seg.used > hotFrom) continue;
+      if (!seg.buf || seg.spill || seg.used !== seg.buf.length || seg.start + seg.used > hotFrom) continue;
       // A log kept past its capacity (keepFrom) would put this segment where an older one sits in the ring.
       if (seg.start + seg.used - this.start > ringBytes) break;
       try {
         this.spillFile ??= new SpillFile(dir, ringBytes);
-        this.spillFile.write(seg.buf.subarray(0, seg.used), seg.start);
       } catch {
-        return freed;
+        break;
       }
+      seg.spill = 'queued';
+      this.spillQueue.push(seg);
+      this.spillsQueued++;
       freed += seg.buf.length;
-      this.keepSpare(seg);
-      seg.buf = null;
-      this.spilledSegments++;
     }
+    this.writeNextSpill();
     return freed;
+  }
+
+  /** A segment is being written to the spill file, or waits for its turn: the file must not be emptied under it. */
+  private get spilling(): boolean {
+    return this.spillWriting !== null || this.spillQueue.length > 0;
+  }
+
+  /** Resolves once the spill writes started so far have landed (their memory is then let go of), or failed. */
+  spillsLanded(): Promise<void> {
+    const upTo = this.spillsQueued;
+    if (this.spillsSettled >= upTo) return Promise.resolve();
+    return new Promise((resolve) => this.spillWaiters.push({ upTo, resolve }));
+  }
+
+  private settleSpills(n: number): void {
+    this.spillsSettled += n;
+    for (let i = this.spillWaiters.length - 1; i >= 0; i--) {
+      if (this.spillWaiters[i].upTo > this.spillsSettled) continue;
+      this.spillWaiters[i].resolve();
+      this.spillWaiters.splice(i, 1);
+    }
+  }
+
+  /** Writes the oldest queued segment; the next waits for it, so two writes to one place never race. */
+  private writeNextSpill(): void {
+    if (this.spillWriting) return;
+    let seg = this.spillQueue.shift();
+    for (; seg && seg.spill !== 'queued'; seg = this.spillQueue.shift()) this.settleSpills(1);
+    if (!seg?.buf || !this.spillFile) return;
+    const written = seg;
+    written.spill = 'writing';
+    this.spillWriting = written;
+    this.spillFile.write(written.buf!.subarray(0, written.used), written.start, (err) => {
+      this.spillWriting = null;
+      // Unless it was evicted (or the log skipped past it) meanwhile: then nothing of it is wanted.
+      if (written.spill === 'writing') {
+        written.spill = undefined;
+        // A failed write keeps its segment, and the rest, in memory.
+        if (err) this.dropSpillQueue();
+        else {
+          this.keepSpare(written);
+          written.buf = null;
+          this.spilledSegments++;
+        }
+      }
+      this.settleSpills(1);
+      this.writeNextSpill();
+    });
+  }
+
+  private dropSpillQueue(): void {
+    const dropped = this.spillQueue.splice(0);
+    for (const q of dropped) q.spill = undefined;
+    this.settleSpills(dropped.length);
   }
 
   private bytesOf(seg: Segment): Buffer {
@@ -139,6 +207,9 @@ export class OutputLog {
     this.total = offset;
     this.spilledSegments = 0;
     this.readBack = null;
+    // A write on its way lands in the emptied file, at a place no later write precedes: harmless.
+    this.dropSpillQueue();
+    if (this.spillWriting) this.spillWriting.spill = undefined;
     this.spillFile?.reset();
   }
 
@@ -286,7 +357,8 @@ export class OutputLog {
 
   /** Keeps the memory of a segment this log lets go of (evicted, spilled) for reuse, if no view of it is out. */
   private keepSpare(gone: Segment): void {
-    if (!gone.buf) return;
+    // Memory a write is still reading from is garbage once the write is done, never a spare before.
+    if (!gone.buf || gone.spill === 'writing') return;
     const end = gone.start + gone.used;
     for (const holder of this.viewHolders) if (holder.viewsFrom() < end && holder.viewsTo() > gone.start) return;
     spares.give(gone.buf);
@@ -297,11 +369,13 @@ export class OutputLog {
       const gone = this.segments.shift()!;
       if (gone.buf) {
         this.keepSpare(gone);
+        gone.spill = undefined;
         continue;
       }
       if (this.readBack?.seg === gone) this.readBack = null;
-      // With no spilled segment left, the file is emptied (its disk space given back).
-      if (--this.spilledSegments === 0) this.spillFile?.reset();
+      // With no spilled segment left, the file is emptied (its disk space given back), unless a write is
+      // on its way to it.
+      if (--this.spilledSegments === 0 && !this.spilling) this.spillFile?.reset();
     }
     // A single oversized segment never exceeds capacity by construction (segments are <= capacity).
     const start = this.start;
@@ -327,6 +401,8 @@ interface Segment {
   start: number;
   /** Null once spilled to disk (its bytes are in the spill file, at its offset). */
   buf: Buffer | null;
+  /** On its way to the spill file: waiting for its turn, or being written (its memory read meanwhile). */
+  spill?: 'queued' | 'writing';
   used: number;
   /** Allocated size (kept when the buffer is spilled: the next segment doubles from it). */
   size: number;
@@ -373,13 +449,14 @@ class SpillFile {
     return fstatSync(this.fd).size;
   }
 
-  /** Writes the bytes that start at log offset `offset`. */
-  write(bytes: Buffer, offset: number): void {
-    let done = 0;
-    while (done < bytes.length) {
-      const at = (offset + done) % this.ringBytes;
-      done += writeSync(this.fd, bytes, done, Math.min(bytes.length - done, this.ringBytes - at), at);
-    }
+  /** Writes the bytes that start at log offset `offset`, on libuv's threads; `bytes` must not change meanwhile. */
+  write(bytes: Buffer, offset: number, done: (err: Error | null) => void): void {
+    const at = offset % this.ringBytes;
+    write(this.fd, bytes, 0, Math.min(bytes.length, this.ringBytes - at), at, (err, n) => {
+      if (err) done(err);
+      else if (n < bytes.length) this.write(bytes.subarray(n), offset + n, done);
+      else done(null);
+    });
   }
 
   /** Reads the bytes that start at log offset `offset` (as many as `into` holds). */

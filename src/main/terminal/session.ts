@@ -384,6 +384,10 @@ export class Session {
     return this.log.spillCold(keepBytes, wanted, dir);
   }
 
+  spillsLanded(): Promise<void> {
+    return this.log.spillsLanded();
+  }
+
   /** The headless screen answers terminal queries, unless the terminal does (tmux) or there is no PTY. */
   private queryAnswerSink(): QueryAnswerSink | null {
     const proc = this.proc;

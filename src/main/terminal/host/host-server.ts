@@ -62,6 +62,7 @@ export class HostServer {
           screenBytes: 0,
           dropScreen: () => 0,
           spillLog: (keep: number, wanted: number, dir: string | null) => s.log.spillCold(keep, wanted, dir),
+          spillsLanded: () => s.log.spillsLanded(),
         })),
       opts.spillDir,
       MemoryConstants.HostCollectEveryMs,
