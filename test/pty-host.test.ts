@@ -137,6 +137,24 @@ function rawConnect(): Promise<Socket> {
 
 const closedByPeer = (s: Socket): Promise<void> => new Promise((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
 
+/** A raw client that answers the host's frames with `answer`, until the host closes it: the frame types it got. */
+async function framesUntilClosed(answer: (type: FrameType, body: Buffer, socket: Socket) => void): Promise<FrameType[]> {
+  const socket = await rawConnect();
+  socket.on('error', () => undefined);
+  const got: FrameType[] = [];
+  const decoder = new FrameDecoder({
+    frame: (type, body) => {
+      got.push(type);
+      answer(type, body, socket);
+    },
+    output: () => undefined,
+  });
+  socket.removeAllListeners('data');
+  socket.on('data', (d: Buffer) => decoder.push(d));
+  await closedByPeer(socket);
+  return got;
+}
+
 test('the host drops whatever does not speak its protocol, and serves its clients on', async () => {
   const client = (await HostClient.connect(home, { start: true }))!;
   const pid = client.hostPid;
@@ -154,38 +172,19 @@ test('the host drops whatever does not speak its protocol, and serves its client
   await closedByPeer(huge);
 
   // The handshake with the wrong secret.
-  const wrong = await rawConnect();
-  wrong.on('error', () => undefined);
-  const got: FrameType[] = [];
-  const decoder = new FrameDecoder({
-    frame: (type, body) => {
-      got.push(type);
-      if (type === FrameType.Challenge) wrong.write(authFrame(Buffer.alloc(32, 7), parseChallenge(body)!));
-    },
+  const got = await framesUntilClosed((type, body, socket) => {
+    if (type === FrameType.Challenge) socket.write(authFrame(Buffer.alloc(32, 7), parseChallenge(body)!));
   });
-  wrong.removeAllListeners('data');
-  wrong.on('data', (d: Buffer) => decoder.push(d));
-  await closedByPeer(wrong);
   expect(got).toEqual([FrameType.Challenge]); // no WELCOME
 
   // Its own user's client (it has the secret) that sends a malformed frame about its terminal: that
   // connection is dropped, the terminal is kept for the next server, as after a crash.
   const spawnRequest = { id: 'malformed', file: '/bin/sh', args: ['-c', 'exec sleep 60'], cwd: '/tmp', env: {}, cols: 80, rows: 24, logBytes: 65536, record: null };
   for (const bad of [handleFrame(FrameType.Keep, 1, Buffer.alloc(3)), handleFrame(FrameType.Flow, 1, Buffer.alloc(2)), handleFrame(99 as FrameType, 1)]) {
-    const authed = await rawConnect();
-    authed.on('error', () => undefined);
-    const seen: FrameType[] = [];
-    const frames = new FrameDecoder({
-      frame: (type, body) => {
-        seen.push(type);
-        if (type === FrameType.Challenge) authed.write(authFrame(Buffer.from(readFileSync(hostPaths(home).secret, 'utf8').trim(), 'hex'), parseChallenge(body)!));
-        if (type === FrameType.Welcome) authed.write(Buffer.concat([jsonFrame(FrameType.Spawn, 1, { ...spawnRequest, id: `${spawnRequest.id}-${bad[4]}` }), bad]));
-      },
-      output: () => undefined,
+    const seen = await framesUntilClosed((type, body, socket) => {
+      if (type === FrameType.Challenge) socket.write(authFrame(Buffer.from(readFileSync(hostPaths(home).secret, 'utf8').trim(), 'hex'), parseChallenge(body)!));
+      if (type === FrameType.Welcome) socket.write(Buffer.concat([jsonFrame(FrameType.Spawn, 1, { ...spawnRequest, id: `${spawnRequest.id}-${bad[4]}` }), bad]));
     });
-    authed.removeAllListeners('data');
-    authed.on('data', (d: Buffer) => frames.push(d));
-    await closedByPeer(authed);
     expect(seen.slice(0, 3)).toEqual([FrameType.Challenge, FrameType.Welcome, FrameType.Spawned]);
   }
   const kept = (await HostClient.connect(home, { start: false }))!;

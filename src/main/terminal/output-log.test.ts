@@ -3,6 +3,9 @@ import { OutputLogConstants } from './constants';
 import { LogCursor } from './output-hub';
 import { OutputLog } from './output-log';
 
+/** `n` bytes from log offset `from`, each saying where it is, so any range read back can be checked. */
+const chunk = (from: number, n: number): Buffer => Buffer.from(Array.from({ length: n }, (_, i) => ((from + i) * 7 + ((from + i) >>> 11)) & 255));
+
 describe('OutputLog', () => {
   test('addresses bytes by absolute offset and reads any range back', () => {
     const log = new OutputLog(1024 * 1024);
@@ -116,9 +119,6 @@ describe('OutputLog', () => {
   test('a session that streams on while its cold segments keep going to disk: the spill file stays within the log capacity, every byte held reads back', async () => {
     const cap = 1024 * 1024;
     const log = new OutputLog(cap);
-    // Each byte says where it is, so any range read back can be checked.
-    const at = (offset: number): number => (offset * 7 + (offset >>> 11)) & 255;
-    const chunk = (from: number, n: number): Buffer => Buffer.from(Array.from({ length: n }, (_, i) => at(from + i)));
     let largest = 0;
     for (let i = 0; i < 400; i++) {
       log.append(chunk(log.end, 50_000 + (i % 7) * 1000));
@@ -137,8 +137,6 @@ describe('OutputLog', () => {
   test('nothing from keepFrom on is evicted: the log grows past its capacity, spills without two held bytes sharing a place, and is a ring again once the mark moves', async () => {
     const cap = 1024 * 1024;
     const log = new OutputLog(cap);
-    const at = (offset: number): number => (offset * 7 + (offset >>> 11)) & 255;
-    const chunk = (from: number, n: number): Buffer => Buffer.from(Array.from({ length: n }, (_, i) => at(from + i)));
     const mark = 300_000;
     log.keepFrom = mark;
     for (let i = 0; i < 70; i++) {
