@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { trimHeap } from 'ptydeck-heap-trim';
 
 /**
  * Asks V8 for a full collection, started now and finished in the background (incremental marking),
@@ -49,6 +50,25 @@ function collect(execution: 'sync' | 'async'): boolean {
   if (!f) return false;
   try {
     f({ type: 'major', execution });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Gives the C heap's whole free pages back to the system (glibc's malloc_trim, on a libuv thread:
+ * native/heap-trim). A collection frees the buffers it finds dead, but glibc returns freed memory only
+ * from the top of its heap: after a burst of output the heap's middle is mostly free and still resident.
+ * Measured (bench scale case: 50 sessions printing 8 MiB each at once): the server's heap was 287 MiB
+ * after the bursts, 46 MiB of it live; trimmed, the process went from 373 to 135 MiB.
+ * `done` is called once the pages are given back (with whether any were). False where this build or
+ * this C library cannot (the heap then stays at its peak, as before).
+ */
+export function trimSoon(done: (released: boolean) => void = () => undefined): boolean {
+  if (!trimHeap) return false;
+  try {
+    trimHeap(done);
     return true;
   } catch {
     return false;

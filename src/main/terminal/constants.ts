@@ -159,6 +159,13 @@ export const MemoryConstants = {
    */
   SparesKeptQuietMs: 1000,
   CollectEveryMs: 1000,
+  /**
+   * After output has been quiet for SparesKeptQuietMs, a collection is started and the C heap is trimmed
+   * this long after it (memory-budget.ts): V8 finishes a collection of a server's heap in tens of
+   * milliseconds once nothing else runs. Measured (bench scale case): 373 MiB after the bursts without
+   * the trim, about 140 MiB with it.
+   */
+  TrimAfterCollectMs: 1000,
   HostCollectEveryMs: 250,
 } as const;
 

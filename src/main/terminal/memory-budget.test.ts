@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { MemoryConstants, OutputLogConstants } from './constants';
-import { MemoryBudget } from './memory-budget';
+import { MemoryBudget, type HeapRelease } from './memory-budget';
 import { OutputLog } from './output-log';
 
 const Seg = OutputLogConstants.SegmentBytes;
@@ -25,7 +25,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function budgetOver(logs: OutputLog[], limitBytes: number): MemoryBudget {
+function budgetOver(logs: OutputLog[], limitBytes: number, heap?: HeapRelease): MemoryBudget {
   return new MemoryBudget(
     limitBytes,
     () =>
@@ -38,6 +38,8 @@ function budgetOver(logs: OutputLog[], limitBytes: number): MemoryBudget {
         spillsLanded: () => log.spillsLanded(),
       })),
     dir,
+    MemoryConstants.CollectEveryMs,
+    heap,
   );
 }
 
@@ -89,4 +91,64 @@ test('without a budget flowing, spilled segments beyond the resting 2 MiB are no
   expect(log.spillCold(4 * Seg, Infinity, dir)).toBe(92 * Seg);
   await log.spillsLanded();
   expect(OutputLog.spareSegments).toBe(OutputLogConstants.SpareSegments);
+});
+
+test('once output that weighed on memory stops, a collection is started and the C heap trimmed after it; never while output flows', async () => {
+  const logs = [new OutputLog(16 * MiB)];
+  const calls: string[] = [];
+  const limit = 16 * MiB;
+  budget = budgetOver(logs, limit, { collect: () => calls.push('collect'), trim: () => calls.push('trim') });
+  const step = (ms: number): void => void vi.setSystemTime(Date.now() + ms);
+
+  // A little output, then quiet: nothing worth releasing.
+  grow(budget, logs, 1);
+  step(MemoryConstants.SparesKeptQuietMs);
+  budget.enforce();
+  step(MemoryConstants.TrimAfterCollectMs);
+  budget.enforce();
+  await landed(logs);
+  expect(calls).toEqual([]);
+
+  // A sixteenth of the budget and more, still flowing: nothing yet.
+  grow(budget, logs, limit / MemoryConstants.GrowthChecksPerBudget / Seg);
+  budget.enforce();
+  step(MemoryConstants.SparesKeptQuietMs / 2);
+  budget.enforce();
+  await landed(logs);
+  expect(calls).toEqual([]);
+
+  // Quiet: a collection; the trim waits until it has had time to finish, and comes once.
+  step(MemoryConstants.SparesKeptQuietMs);
+  budget.enforce();
+  await landed(logs);
+  await Promise.resolve();
+  expect(calls).toEqual(['collect']);
+  step(MemoryConstants.TrimAfterCollectMs / 2);
+  budget.enforce();
+  expect(calls).toEqual(['collect']);
+  step(MemoryConstants.TrimAfterCollectMs);
+  budget.enforce();
+  step(MemoryConstants.TrimAfterCollectMs);
+  budget.enforce();
+  expect(calls).toEqual(['collect', 'trim']);
+
+  // Output again before a due trim: the trim waits for quiet, and a fresh collection before it.
+  grow(budget, logs, limit / MemoryConstants.GrowthChecksPerBudget / Seg);
+  step(MemoryConstants.SparesKeptQuietMs);
+  budget.enforce();
+  await landed(logs);
+  await Promise.resolve();
+  step(MemoryConstants.TrimAfterCollectMs / 2);
+  grow(budget, logs, 1);
+  step(MemoryConstants.TrimAfterCollectMs / 2);
+  budget.enforce();
+  expect(calls).toEqual(['collect', 'trim', 'collect']);
+  step(MemoryConstants.SparesKeptQuietMs);
+  budget.enforce();
+  await landed(logs);
+  await Promise.resolve();
+  expect(calls).toEqual(['collect', 'trim', 'collect', 'collect']);
+  step(MemoryConstants.TrimAfterCollectMs);
+  budget.enforce();
+  expect(calls).toEqual(['collect', 'trim', 'collect', 'collect', 'trim']);
 });

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { collectSoon } from './collect';
+import { collectSoon, trimSoon } from './collect';
 import { MemoryConstants } from './constants';
 import { OutputLog } from './output-log';
 
@@ -21,6 +21,9 @@ import { OutputLog } from './output-log';
  *
  * What it lets go of is garbage until V8 collects it, so once a good part of the budget has been let
  * go of, a collection is started (collect.ts): otherwise the memory stays allocated for a long while.
+ * And what V8 frees goes back to the C heap, which keeps it resident unless it is at the heap's top: so
+ * once output is quiet, a moment after each collection the heap's free pages are given back (trimSoon),
+ * and output that weighed on memory (a sixteenth of the budget or more) starts a collection of its own.
  *
  * While output flows, the segments it spills are kept for the logs' next appends, one check's worth
  * (MemoryConstants.SparesKeptQuietMs): fresh memory costs more than the bytes put in it.
@@ -39,6 +42,21 @@ export interface BudgetedSession {
   spillsLanded(): Promise<void>;
 }
 
+/** How the budget makes freed memory really free: a V8 collection, then the C heap's free pages given back. */
+export interface HeapRelease {
+  collect(): void;
+  trim(): void;
+}
+
+const ProcessHeap: HeapRelease = { collect: () => void collectSoon(), trim: () => void trimSoon() };
+
+/**
+ * How long after output stops the budget has done all it will for a quiet server: the idle sessions'
+ * logs spilled to their hot tails (IdleLogMs), a collection, and the heap trimmed after it, give or take
+ * one check either way.
+ */
+export const SettledAfterOutputMs = MemoryConstants.IdleLogMs + MemoryConstants.TrimAfterCollectMs + 2 * MemoryConstants.CheckMs;
+
 export class MemoryBudget {
   private grown = 0;
   private scheduled = false;
@@ -49,6 +67,9 @@ export class MemoryBudget {
   /** When a log last grew, and whether spare segments for one check's growth are kept meanwhile. */
   private grewAt = 0;
   private sparesKept = false;
+  /** Output appended since the heap was last trimmed, and when it is to be trimmed next (a collection was started for it). */
+  private grownSinceTrim = 0;
+  private trimAt: number | null = null;
 
   constructor(
     /** Settable: the PTY host takes the budget of the server that spawns in it. */
@@ -58,6 +79,7 @@ export class MemoryBudget {
     private readonly spillDir: string | null,
     /** At most one collection started per this long (collect.ts): it costs about the heap's size. */
     private readonly collectEveryMs: number = MemoryConstants.CollectEveryMs,
+    private readonly heap: HeapRelease = ProcessHeap,
   ) {
     this.timer = setInterval(() => this.enforce(), MemoryConstants.CheckMs);
     this.timer.unref();
@@ -66,6 +88,7 @@ export class MemoryBudget {
   /** Output was appended: a large enough growth checks the budget without waiting for the timer. */
   noteGrowth(bytes: number): void {
     this.grown += bytes;
+    this.grownSinceTrim += bytes;
     this.grewAt = Date.now();
     if (!this.sparesKept) {
       this.sparesKept = true;
@@ -104,19 +127,41 @@ export class MemoryBudget {
       }
     }
     const now = Date.now();
+    const quiet = now - this.grewAt >= MemoryConstants.SparesKeptQuietMs;
     let sparesFreed = 0;
-    if (this.sparesKept && now - this.grewAt >= MemoryConstants.SparesKeptQuietMs) {
+    if (this.sparesKept && quiet) {
       this.sparesKept = false;
       sparesFreed = OutputLog.keepSpareBytes(0);
     }
     this.freedSinceCollect += before - held + sparesFreed;
-    if (this.freedSinceCollect >= this.limitBytes / MemoryConstants.CollectAfterFreeing && now - this.collectedAt >= this.collectEveryMs) {
-      this.freedSinceCollect = 0;
-      this.collectedAt = now;
-      // Spilled segments are let go of as their writes land (on libuv's threads): collect once they have.
-      void Promise.all(all.map((s) => s.spillsLanded())).then(() => collectSoon());
-    }
+    if (this.freedSinceCollect >= this.limitBytes / MemoryConstants.CollectAfterFreeing && now - this.collectedAt >= this.collectEveryMs) this.collect(all, now);
+    this.releaseAfterOutput(all, now, quiet);
     return { heldBytes: held, freedBytes: before - held };
+  }
+
+  /**
+   * The C heap keeps what V8 frees resident unless it is at the heap's top, so the last collection is
+   * followed, once output is quiet and the collection has had time to finish, by the heap's free pages
+   * given back. Output that weighed on memory (a sixteenth of the budget) since the last collection starts
+   * one of its own once quiet.
+   * Never while output flows: pages given back then would be faulted in again at once.
+   */
+  private releaseAfterOutput(all: BudgetedSession[], now: number, quiet: boolean): void {
+    if (!quiet) return;
+    const grewSinceCollect = this.grewAt > this.collectedAt;
+    if (grewSinceCollect && this.grownSinceTrim >= this.limitBytes / MemoryConstants.GrowthChecksPerBudget) this.collect(all, now);
+    if (this.trimAt === null || now < this.trimAt) return;
+    this.trimAt = null;
+    this.grownSinceTrim = 0;
+    this.heap.trim();
+  }
+
+  private collect(all: BudgetedSession[], now: number): void {
+    this.freedSinceCollect = 0;
+    this.collectedAt = now;
+    this.trimAt = now + MemoryConstants.TrimAfterCollectMs;
+    // Spilled segments are let go of as their writes land (on libuv's threads): collect once they have.
+    void Promise.all(all.map((s) => s.spillsLanded())).then(() => this.heap.collect());
   }
 
   dispose(): void {
