@@ -3,8 +3,10 @@ import { runInNewContext } from 'node:vm';
 import { trimHeap } from 'ptydeck-heap-trim';
 
 /**
- * Asks V8 for a full collection, started now and finished in the background (incremental marking),
- * so that buffers the memory budget let go of are really given back to the allocator.
+ * Asks V8 for a full collection, so that buffers the memory budget let go of are really given back to
+ * the allocator. It runs from a task just after the current one (gc()'s 'async' execution defers it,
+ * and nothing more: it is one atomic mark-compact, a pause in proportion to the heap), so callers keep
+ * it off busy moments (memory-budget.ts).
  *
  * Why it is needed: a spilled log segment or a dropped screen is garbage, and its memory is freed only
  * when V8 collects it. V8 collects when its own heap fills, or once memory outside it (buffers) has
@@ -35,7 +37,7 @@ function gcFunction(): GcFunction | null {
   return gc;
 }
 
-/** Starts a full collection without waiting for it; false when this runtime offers no way to. */
+/** Asks for a full collection from a task of its own, without waiting for it; false when this runtime offers no way to. */
 export function collectSoon(): boolean {
   return collect('async');
 }

@@ -143,10 +143,13 @@ export const MemoryConstants = {
   IdleLogMs: 5_000,
   /**
    * Once the budget has let go of this fraction of itself, a collection is started so the memory is
-   * really freed (memory-budget.ts, collect.ts), at most every CollectEveryMs: a full collection costs
-   * CPU in proportion to the heap (tens of milliseconds for a server with a hundred sessions, mostly on
-   * V8's helper threads), and under a long flood V8 collects often by itself. The PTY host's heap is a
-   * few MiB and everything it reads is garbage a moment later: it collects more often.
+   * really freed (memory-budget.ts, collect.ts), at most every CollectEveryMs. A forced collection is
+   * one atomic pause of the event loop in proportion to the heap: 50-170 ms in a server with a hundred
+   * sessions (--trace-gc, bench scale case), where it ran every second of a 50-session burst. So the
+   * server forces none while output flows (V8 collects by itself then, incrementally, each time buffers
+   * grew by 64 MiB) and one once it is quiet. The PTY host's heap is a few MiB (a pause of a few ms) and
+   * everything it reads is garbage a moment later: it also collects while output flows, every
+   * HostCollectEveryMs.
    */
   CollectAfterFreeing: 8,
   /**

@@ -38,7 +38,7 @@ function budgetOver(logs: OutputLog[], limitBytes: number, heap?: HeapRelease): 
         spillsLanded: () => log.spillsLanded(),
       })),
     dir,
-    MemoryConstants.CollectEveryMs,
+    null,
     heap,
   );
 }

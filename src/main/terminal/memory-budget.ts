@@ -77,8 +77,12 @@ export class MemoryBudget {
     private readonly sessions: () => BudgetedSession[],
     /** Where spilled segments go (a private directory); null: the system's temporary directory. */
     private readonly spillDir: string | null,
-    /** At most one collection started per this long (collect.ts): it costs about the heap's size. */
-    private readonly collectEveryMs: number = MemoryConstants.CollectEveryMs,
+    /**
+     * While output flows, at most one collection per this long; null: none until output is quiet. A
+     * collection is one pause of the event loop in proportion to the heap (collect.ts): worth it while
+     * output flows only where the heap is small (the PTY host).
+     */
+    private readonly collectWhileFlowingEveryMs: number | null = null,
     private readonly heap: HeapRelease = ProcessHeap,
   ) {
     this.timer = setInterval(() => this.enforce(), MemoryConstants.CheckMs);
@@ -134,7 +138,8 @@ export class MemoryBudget {
       sparesFreed = OutputLog.keepSpareBytes(0);
     }
     this.freedSinceCollect += before - held + sparesFreed;
-    if (this.freedSinceCollect >= this.limitBytes / MemoryConstants.CollectAfterFreeing && now - this.collectedAt >= this.collectEveryMs) this.collect(all, now);
+    const collectEveryMs = quiet ? MemoryConstants.CollectEveryMs : this.collectWhileFlowingEveryMs;
+    if (collectEveryMs !== null && this.freedSinceCollect >= this.limitBytes / MemoryConstants.CollectAfterFreeing && now - this.collectedAt >= collectEveryMs) this.collect(all, now);
     this.releaseAfterOutput(all, now, quiet);
     return { heldBytes: held, freedBytes: before - held };
   }
