@@ -25,7 +25,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function budgetOver(logs: OutputLog[], limitBytes: number, heap?: HeapRelease): MemoryBudget {
+function budgetOver(logs: OutputLog[], limitBytes: number, heap?: HeapRelease, collectWhileFlowingEveryMs: number | null = null): MemoryBudget {
   return new MemoryBudget(
     limitBytes,
     () =>
@@ -38,7 +38,7 @@ function budgetOver(logs: OutputLog[], limitBytes: number, heap?: HeapRelease): 
         spillsLanded: () => log.spillsLanded(),
       })),
     dir,
-    null,
+    collectWhileFlowingEveryMs,
     heap,
   );
 }
@@ -151,4 +151,35 @@ test('once output that weighed on memory stops, a collection is started and the 
   step(MemoryConstants.TrimAfterCollectMs);
   budget.enforce();
   expect(calls).toEqual(['collect', 'trim', 'collect', 'collect', 'trim']);
+});
+
+test('what the budget spills while output flows is collected then only where asked (the PTY host), else once output is quiet', async () => {
+  for (const whileFlowing of [null, 250]) {
+    const logs = Array.from({ length: 4 }, () => new OutputLog(16 * MiB));
+    const calls: string[] = [];
+    const limit = 16 * MiB;
+    budget = budgetOver(logs, limit, { collect: () => calls.push('collect'), trim: () => calls.push('trim') }, whileFlowing);
+    // Twice the budget printed, checked as it flows: the budget spills far more than an eighth of itself.
+    for (let round = 0; round < 4; round++) {
+      grow(budget, logs, 32);
+      vi.setSystemTime(Date.now() + 300);
+      expect(budget.enforce().heldBytes).toBeLessThanOrEqual(limit);
+      await landed(logs);
+      await Promise.resolve();
+    }
+    // The last two checks spilled: the host collects after each, the server after neither.
+    expect(calls, `collections while flowing (${whileFlowing})`).toEqual(whileFlowing === null ? [] : ['collect', 'collect']);
+    // Quiet: one collection (the server's first), then the trim.
+    vi.setSystemTime(Date.now() + MemoryConstants.SparesKeptQuietMs);
+    budget.enforce();
+    await landed(logs);
+    await Promise.resolve();
+    vi.setSystemTime(Date.now() + MemoryConstants.TrimAfterCollectMs);
+    budget.enforce();
+    expect(calls.slice(-2)).toEqual(['collect', 'trim']);
+    budget.dispose();
+    budget = null;
+    OutputLog.keepSpareBytes(0);
+    OutputLog.dropSpareSegments();
+  }
 });
