@@ -225,7 +225,7 @@ test('another user cannot connect to the host at all (the kernel refuses them at
   again.close();
 });
 
-test("the host's own malloc asks for huge pages; the shells it starts keep the user's environment exactly", async () => {
+test("the shells the host starts keep the user's environment exactly (its glibc tunables included)", async () => {
   const own = mkdtempSync(join(tmpdir(), 'ptydeck-host-env-'));
   const srv = await spawnServer(own, { GLIBC_TUNABLES: 'glibc.malloc.arena_max=4', AIO_SHELL_BACKEND: 'auto' });
   try {
@@ -234,16 +234,6 @@ test("the host's own malloc asks for huge pages; the shells it starts keep the u
     const id = created.data.session_id as string;
     const exec = await (await fetch(`${srv.url}/v2/pty/sessions/${id}/exec`, { method: 'POST', headers, body: '{"command":"echo \\"[$GLIBC_TUNABLES]\\""}' })).json();
     expect(String(exec.data.output).trim()).toBe('[glibc.malloc.arena_max=4]');
-    // Node writes its process title over its environment's memory, so /proc's environ cannot say; the
-    // kernel's mark on the heap madvise()d for huge pages can, where the kernel gives them on request.
-    const hostPid = Number(readFileSync(hostPaths(own).lock, 'utf8').split(' ')[0]);
-    let thp = '';
-    try {
-      thp = readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8');
-    } catch {
-      // no transparent huge pages in this kernel
-    }
-    if (thp.includes('[madvise]')) expect(readFileSync(`/proc/${hostPid}/smaps`, 'utf8')).toMatch(/\[heap\][^]*?VmFlags:[^\n]* hg/);
   } finally {
     await srv.close();
   }

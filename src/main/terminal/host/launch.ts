@@ -10,12 +10,12 @@ import { ensurePrivateDir, hostPaths } from './host-paths';
  * the sanitized environment (no PTYDECK_TOKEN, no PTYDECK_* at all, no Electron switches): it needs
  * none of it, and the shells it starts get the environment each session's spawn request carries.
  *
- * One thing is added: glibc's malloc is asked to back its heap with transparent huge pages (where the
- * kernel offers them on request, and glibc is 2.35 or newer; elsewhere the setting is ignored). The host
- * fills fresh memory with every terminal's log until the memory budget is reached, and on the machines
- * measured each 4 KiB page faulted in cost far more than the bytes copied into it (docs/PERFORMANCE.md):
- * 50 sessions printing 8 MiB at once took 160 faults per MiB in the host, 22 with huge pages. The shells
- * never see it: their environment is the server's, sent with each spawn.
+ * Its malloc is left as the user's environment sets it. An earlier pass asked glibc for transparent
+ * huge pages there (`glibc.malloc.hugetlb=1`): fewer faults while the host's logs first fill. Since the
+ * memory budget gives the heap's free pages back after each burst (heap-trim), every burst fills it
+ * again, and with huge pages each fill zeroed whole 2 MiB pages: in four alternating pairs of bench
+ * runs (50 sessions printing 8 MiB at once) the host's first burst took 6.8-9.3 ms of CPU per MiB with
+ * them, 6.0-6.7 without, and the 50-session figure was no better with them (PERFORMANCE.md, twelfth pass).
  */
 export interface HostCommand {
   file: string;
@@ -41,18 +41,8 @@ export function hostCommand(
 ): HostCommand {
   const env = sanitizedEnvironment(runtime.env);
   if (runtime.versions.electron) env.ELECTRON_RUN_AS_NODE = '1';
-  env.GLIBC_TUNABLES = withHugePageHeap(env.GLIBC_TUNABLES);
   return { file: runtime.execPath, args: [entry, '--home', home], env };
 }
-
-/** `tunables` (GLIBC_TUNABLES' syntax: name=value pairs joined by ':') with malloc's huge pages on, unless it says otherwise. */
-export function withHugePageHeap(tunables: string | undefined): string {
-  if (!tunables) return HugePageHeap;
-  if (tunables.split(':').some((t) => t.startsWith('glibc.malloc.hugetlb='))) return tunables;
-  return `${tunables}:${HugePageHeap}`;
-}
-
-const HugePageHeap = 'glibc.malloc.hugetlb=1';
 
 /**
  * Starts a host for `home`, detached in its own session (it must outlive us and never get our
