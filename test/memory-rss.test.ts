@@ -29,8 +29,9 @@ const Allowance = 96 * MiB;
  * Once output has stopped and the budget has settled (a collection, then the C heap's free pages given
  * back: memory-budget.ts), what the burst freed is no longer resident. Measured here: without the heap
  * trimmed, the PTY host stayed 31-41 MiB above its idle self and the server's C heap 27-30 MiB above its
- * own; trimmed, 10-12 MiB and 11-12 MiB (what the budget counts: logs' hot tails, screens' cells). (The server's RSS as a whole also carries its V8 heap, which
- * after the screens were built stays 0-30 MiB larger from run to run: too loose to tell the two apart.)
+ * own; trimmed, 10-12 MiB and 11-12 MiB (what the budget counts: logs' hot tails, screens' cells).
+ * (The server's RSS as a whole also carries its V8 heap, which after the screens were built stays
+ * 0-30 MiB larger from run to run: too loose to tell the two apart.)
  */
 const SettledAllowance = 8 * MiB;
 

@@ -92,8 +92,9 @@ and rate limits raised).
    byte checked. *Baseline:* as many node-pty \`cat\`s read in-process. **RSS after the bursts**: what the
    server holds once they are over and its memory budget has settled (SettledAfterOutputMs: idle logs
    spilled to their hot tails, a collection, the C heap's free pages given back); in brackets, the same
-   read as soon as the server was quiet, before that. The PTY host's, read at the same moments, beside it. **Close**: \`DELETE /v2/pty/sessions/{id}\` one by one,
-   which answers once the session's process tree is gone. *Baseline:* node-pty killing a bash until it exits.
+   read as soon as the server was quiet, before that. The PTY host's, read at the same moments, beside
+   it. **Close**: \`DELETE /v2/pty/sessions/{id}\` one by one, which answers once the session's
+   process tree is gone. *Baseline:* node-pty killing a bash until it exits.
 5. **Flood with a stalled reader.** One session runs \`yes\` while its only client (an AIO binary WebSocket)
    never reads (\`ws.pause()\`); another session runs \`exec true\` every 100 ms. Figures: the server's peak
    RSS during the flood (kernel VmHWM, reset at the start, and sampling) against the same server before

@@ -46,6 +46,15 @@ function budgetOver(logs: OutputLog[], limitBytes: number, heap?: HeapRelease, c
 /** Spill writes run on libuv's threads: their memory is let go of once they land. */
 const landed = (logs: OutputLog[]): Promise<unknown> => Promise.all(logs.map((l) => l.spillsLanded()));
 
+/** A heap release that only notes what the budget asked of it, in order. */
+const noting = (calls: string[]): HeapRelease => ({ collect: () => void calls.push('collect'), trim: () => void calls.push('trim') });
+
+/** Waits until the collection a check started (once the spill writes land) has been asked for. */
+async function collectionsAsked(logs: OutputLog[]): Promise<void> {
+  await landed(logs);
+  await Promise.resolve();
+}
+
 /** Appends `segments` full segments to each log, through the budget as a session does. */
 function grow(b: MemoryBudget, logs: OutputLog[], segments: number): void {
   const chunk = Buffer.alloc(Seg, 0x61);
@@ -97,7 +106,7 @@ test('once output that weighed on memory stops, a collection is started and the 
   const logs = [new OutputLog(16 * MiB)];
   const calls: string[] = [];
   const limit = 16 * MiB;
-  budget = budgetOver(logs, limit, { collect: () => calls.push('collect'), trim: () => calls.push('trim') });
+  budget = budgetOver(logs, limit, noting(calls));
   const step = (ms: number): void => void vi.setSystemTime(Date.now() + ms);
 
   // A little output, then quiet: nothing worth releasing.
@@ -120,8 +129,7 @@ test('once output that weighed on memory stops, a collection is started and the 
   // Quiet: a collection; the trim waits until it has had time to finish, and comes once.
   step(MemoryConstants.SparesKeptQuietMs);
   budget.enforce();
-  await landed(logs);
-  await Promise.resolve();
+  await collectionsAsked(logs);
   expect(calls).toEqual(['collect']);
   step(MemoryConstants.TrimAfterCollectMs / 2);
   budget.enforce();
@@ -136,8 +144,7 @@ test('once output that weighed on memory stops, a collection is started and the 
   grow(budget, logs, limit / MemoryConstants.GrowthChecksPerBudget / Seg);
   step(MemoryConstants.SparesKeptQuietMs);
   budget.enforce();
-  await landed(logs);
-  await Promise.resolve();
+  await collectionsAsked(logs);
   step(MemoryConstants.TrimAfterCollectMs / 2);
   grow(budget, logs, 1);
   step(MemoryConstants.TrimAfterCollectMs / 2);
@@ -145,8 +152,7 @@ test('once output that weighed on memory stops, a collection is started and the 
   expect(calls).toEqual(['collect', 'trim', 'collect']);
   step(MemoryConstants.SparesKeptQuietMs);
   budget.enforce();
-  await landed(logs);
-  await Promise.resolve();
+  await collectionsAsked(logs);
   expect(calls).toEqual(['collect', 'trim', 'collect', 'collect']);
   step(MemoryConstants.TrimAfterCollectMs);
   budget.enforce();
@@ -158,22 +164,20 @@ test('what the budget spills while output flows is collected then only where ask
     const logs = Array.from({ length: 4 }, () => new OutputLog(16 * MiB));
     const calls: string[] = [];
     const limit = 16 * MiB;
-    budget = budgetOver(logs, limit, { collect: () => calls.push('collect'), trim: () => calls.push('trim') }, whileFlowing);
+    budget = budgetOver(logs, limit, noting(calls), whileFlowing);
     // Twice the budget printed, checked as it flows: the budget spills far more than an eighth of itself.
     for (let round = 0; round < 4; round++) {
       grow(budget, logs, 32);
       vi.setSystemTime(Date.now() + 300);
       expect(budget.enforce().heldBytes).toBeLessThanOrEqual(limit);
-      await landed(logs);
-      await Promise.resolve();
+      await collectionsAsked(logs);
     }
     // The last two checks spilled: the host collects after each, the server after neither.
     expect(calls, `collections while flowing (${whileFlowing})`).toEqual(whileFlowing === null ? [] : ['collect', 'collect']);
     // Quiet: one collection (the server's first), then the trim.
     vi.setSystemTime(Date.now() + MemoryConstants.SparesKeptQuietMs);
     budget.enforce();
-    await landed(logs);
-    await Promise.resolve();
+    await collectionsAsked(logs);
     vi.setSystemTime(Date.now() + MemoryConstants.TrimAfterCollectMs);
     budget.enforce();
     expect(calls.slice(-2)).toEqual(['collect', 'trim']);
