@@ -413,7 +413,8 @@ describe('ways of writing a command do not slip it past a rule', () => {
     // The approval is withdrawn as the shell's hook lets go, a moment before the shell's next prompt ends
     // the abandoned line: until then an exec is refused as one more while a command runs.
     expect(await until(async () => (await asAgent('GET', `/v2/pty/sessions/${id}/screen`)).body.data?.status !== 'running')).toBe(true);
-    expect((await asAgent('POST', `/v2/pty/sessions/${id}/exec`, { command: 'echo ok' })).body.data.output).toBe('ok');
+    const r = await asAgent('POST', `/v2/pty/sessions/${id}/exec`, { command: 'echo ok' });
+    expect(r.body.data?.output, JSON.stringify(r.body)).toBe('ok');
     expect(existsSync(`${work}/ctrlc-${id}`)).toBe(false);
   });
 });
