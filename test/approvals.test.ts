@@ -410,9 +410,10 @@ describe('ways of writing a command do not slip it past a rule', () => {
     await asAgent('POST', `/v2/pty/sessions/${id}/input`, { input: '\x03' });
     await until(() => noneWaiting(id));
     expect(await noneWaiting(id)).toBe(true);
-    // The approval is withdrawn as the shell's hook lets go, a moment before the shell's next prompt ends
-    // the abandoned line: until then an exec is refused as one more while a command runs.
-    expect(await until(async () => (await asAgent('GET', `/v2/pty/sessions/${id}/screen`)).body.data?.status !== 'running')).toBe(true);
+    // The approval is withdrawn (the record reads 'denied') as the shell's hook lets go, a moment before the
+    // shell's next prompt ends the abandoned line: until that prompt an exec is refused as one more while a
+    // command runs, so wait for the prompt itself, the signal exec checks.
+    expect(await until(async () => (await srv.api('GET', `/api/sessions/${id}`)).body.shellState === 'prompt')).toBe(true);
     const r = await asAgent('POST', `/v2/pty/sessions/${id}/exec`, { command: 'echo ok' });
     expect(r.body.data?.output, JSON.stringify(r.body)).toBe('ok');
     expect(existsSync(`${work}/ctrlc-${id}`)).toBe(false);
