@@ -238,3 +238,33 @@ test("the shells the host starts keep the user's environment exactly (its glibc 
     await srv.close();
   }
 }, 60_000);
+
+test("a session that fails on its terminal's output is its own problem: the connection and the other terminals go on", async () => {
+  const client = (await HostClient.connect(home, { start: true }))!;
+  const errors: string[] = [];
+  const consoleError = console.error;
+  console.error = (...args: unknown[]) => void errors.push(args.map(String).join(' '));
+  const spawnRequest = (id: string) => ({ id, file: '/bin/sh', args: ['-c', 'echo out-$0; exec sleep 60', id], cwd: '/tmp', env: {}, cols: 80, rows: 24, logBytes: 65536, record: null });
+  try {
+    let closed = false;
+    client.onClose(() => (closed = true));
+    const good: Buffer[] = [];
+    let goodExit = false;
+    const failing = client.open({ spawned: () => undefined, output: () => { throw new Error('this session cannot take output'); }, exit: () => undefined, inputState: () => undefined });
+    const healthy = client.open({ spawned: () => undefined, output: (_offset, bytes) => void good.push(Buffer.from(bytes)), exit: () => void (goodExit = true), inputState: () => undefined });
+    client.spawn(failing, spawnRequest(`fails-${process.pid}`));
+    await until(() => errors.some((e) => e.includes('this session cannot take output')), 10_000);
+    client.spawn(healthy, spawnRequest(`healthy-${process.pid}`));
+    await until(() => Buffer.concat(good).includes(`out-healthy-${process.pid}`), 10_000);
+    expect(Buffer.concat(good).toString()).toContain(`out-healthy-${process.pid}`);
+    expect(errors.some((e) => e.includes("failed on its terminal's output"))).toBe(true);
+    expect(closed).toBe(false);
+    client.kill(healthy, 9);
+    await until(() => goodExit, 10_000);
+    expect(goodExit).toBe(true);
+    client.kill(failing, 9);
+  } finally {
+    console.error = consoleError;
+    client.close();
+  }
+}, 30_000);

@@ -4,6 +4,7 @@ import type { ProcessExit } from '../backends/backend';
 import { HostConstants } from '../constants';
 import { checkSocketPath, hostPaths } from './host-paths';
 import { spawnHost } from './launch';
+import { TurnWrites } from './turn-writes';
 import {
   authFrame,
   FrameDecoder,
@@ -46,6 +47,7 @@ export class HostClient {
   private readonly closeListeners: (() => void)[] = [];
   private readonly syncs = new Map<number, () => void>();
   private nextSync = 1;
+  private readonly writes: TurnWrites;
 
   private constructor(
     private readonly socket: Socket,
@@ -57,10 +59,14 @@ export class HostClient {
     /** The host takes KEEP; one started by an earlier version does not. */
     readonly keeps: boolean,
   ) {
+    this.writes = new TurnWrites(socket);
     // From here on, frames go to the handles.
     decoder.sink = {
       frame: (type: FrameType, body: Buffer) => this.onFrame(type, body),
-      output: (handle: number, offset: number, bytes: Buffer) => this.listeners.get(handle)?.output(offset, bytes),
+      output: (handle: number, offset: number, bytes: Buffer) => {
+        const l = this.listeners.get(handle);
+        if (l) this.tell(handle, 'output', () => l.output(offset, bytes));
+      },
     };
     socket.on('close', () => {
       this.closed = true;
@@ -183,26 +189,43 @@ export class HostClient {
     const handle = body.readUInt32LE(0);
     const l = this.listeners.get(handle);
     if (!l) return;
+    // Each frame is read whole before its session hears of it: a malformed one is the host's fault and
+    // drops the connection (onData), a failure in the session's handling of a good one is not.
     switch (type) {
       case FrameType.Spawned: {
         const pid = body.readUInt32LE(4);
-        if (pid === 0) l.spawned(0, null, body.subarray(8).toString('utf8'));
-        else {
-          const start = body.readDoubleLE(8);
-          l.spawned(pid, start >= 0 ? start : null, null);
-        }
+        const error = pid === 0 ? body.subarray(8).toString('utf8') : null;
+        const start = pid === 0 ? -1 : body.readDoubleLE(8);
+        this.tell(handle, 'start', () => l.spawned(pid, start >= 0 ? start : null, error));
         return;
       }
       case FrameType.InputState:
-        if (body.length === 16) l.inputState(readU64(body, 4), body.readUInt32LE(12));
+        if (body.length === 16) {
+          const taken = readU64(body, 4);
+          const waiting = body.readUInt32LE(12);
+          this.tell(handle, 'input state', () => l.inputState(taken, waiting));
+        }
         return;
       case FrameType.Exit: {
         const code = body.readInt32LE(4);
         const signal = body.readInt32LE(8);
         this.listeners.delete(handle);
-        l.exit({ exitCode: code < 0 || signal ? null : code, signal: signal || null });
+        this.tell(handle, 'exit', () => l.exit({ exitCode: code < 0 || signal ? null : code, signal: signal || null }));
         return;
       }
+    }
+  }
+
+  /**
+   * Hands one session its frame. A session that fails on it (a bug, or its spill file unreadable) is
+   * that session's problem: thrown out of here it would drop the connection, and every other terminal
+   * of this server would be reported as ended.
+   */
+  private tell(handle: number, what: string, call: () => void): void {
+    try {
+      call();
+    } catch (err) {
+      console.error(`ptydeck: a session failed on its terminal's ${what} (host handle ${handle}): ${(err as Error)?.stack ?? err}`);
     }
   }
 
@@ -292,6 +315,6 @@ export class HostClient {
   }
 
   private send(buf: Buffer): void {
-    if (!this.closed) this.socket.write(buf);
+    if (!this.closed) this.writes.write(buf);
   }
 }

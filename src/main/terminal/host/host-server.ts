@@ -8,6 +8,7 @@ import { MemoryBudget } from '../memory-budget';
 import { readStat } from '../processes';
 import { removeShellRcDir, shellRcDirOf } from '../shell-integration';
 import { HostedSession, type OutputSink } from './hosted-session';
+import { TurnWrites } from './turn-writes';
 import {
   challengeFrame,
   writeU64,
@@ -181,6 +182,7 @@ class HostConnection implements OutputSink {
   private readonly inputReported = new Map<number, number>();
   private inputReportSoon: NodeJS.Immediate | null = null;
   private inputReportLater: NodeJS.Timeout | null = null;
+  private readonly writes: TurnWrites;
 
   constructor(
     private readonly host: HostServer,
@@ -188,6 +190,7 @@ class HostConnection implements OutputSink {
   ) {
     // Before the handshake, only a tiny AUTH frame is acceptable: a client may not make us buffer more.
     this.decoder = new FrameDecoder({ frame: (type, body) => this.onFrame(type, body) }, HostProtocol.MaxFrameBytes);
+    this.writes = new TurnWrites(socket);
     this.handshakeTimer = setTimeout(() => this.refuse('no handshake in time'), HostConstants.HandshakeTimeoutMs);
     socket.on('error', () => undefined);
     socket.once('close', () => {
@@ -207,24 +210,21 @@ class HostConnection implements OutputSink {
   }
 
   destroy(): void {
+    this.writes.flush();
     this.socket.destroy();
   }
 
   private refuse(why: string): void {
     if (this.socket.destroyed) return;
     this.host.opts.log(`dropped a connection: ${why}`);
+    // What this turn answered before the bad frame still goes out (a SPAWNED, say), as it did unbatched.
+    this.writes.flush();
     this.socket.destroy();
   }
 
   output(handle: number, offset: number, payload: Buffer, flushed: () => void): void {
-    if (this.socket.destroyed) {
-      flushed();
-      return;
-    }
-    this.socket.cork();
-    this.socket.write(outputHeader(handle, offset, payload.length));
-    this.socket.write(payload, () => flushed());
-    this.socket.uncork();
+    this.writes.write(outputHeader(handle, offset, payload.length));
+    this.writes.write(payload, flushed);
   }
 
   exit(handle: number, exit: ProcessExit): void {
@@ -241,7 +241,7 @@ class HostConnection implements OutputSink {
   }
 
   private send(buf: Buffer): void {
-    if (!this.socket.destroyed) this.socket.write(buf);
+    this.writes.write(buf);
   }
 
   private tookInput(handle: number, bytes: number): void {
