@@ -51,8 +51,9 @@ export const throughputCase = makeThroughputCase({
   doors: ['aio-binary', 'aio-json', 'execd', 'viewer'],
   sizeMiB: 256,
   quickSizeMiB: 4,
-  // Two rounds (ABBA): each 256 MiB run takes 10-30 s on a shared 2-core machine.
-  rounds: 2,
+  // Four rounds (ABBA twice): each 256 MiB run takes 3-30 s on a shared 2-core machine, and with two
+  // rounds the execd door's ratio swung by ±0.06 between full runs of the same code.
+  rounds: 4,
 });
 
 /** The same doors with node-pty inside the server (AIO_SHELL_BACKEND=native), the architecture before the PTY host. */

@@ -41,8 +41,10 @@ ${input.table}
 **Ratio** is always ours ÷ baseline. For a rate (MiB/s) below 1× is slower than the baseline; for a
 latency or a memory figure above 1× is slower or bigger. Ours and the baseline run in rounds, each run of
 ours beside a baseline run made right next to it, alternating which goes first (ABBA), so drift of a
-shared machine weighs on both; the ratio is the median of the per-round ratios. Latency cells give the
-percentile over every sample of every round; the ratio compares that percentile round by round.
+shared machine weighs on both; the ratio is the median of the per-round ratios (four rounds for case
+1's doors and case 4's 50-session burst, whose ratios swung most between runs; two elsewhere). Latency
+cells give the percentile over every sample of every round; the ratio compares that percentile round by
+round.
 
 ## How to read each figure
 
