@@ -64,8 +64,12 @@ export class HostClient {
     decoder.sink = {
       frame: (type: FrameType, body: Buffer) => this.onFrame(type, body),
       output: (handle: number, offset: number, bytes: Buffer) => {
-        const l = this.listeners.get(handle);
-        if (l) this.tell(handle, 'output', () => l.output(offset, bytes));
+        // The hot path: no closure per payload, the same containment as tell's.
+        try {
+          this.listeners.get(handle)?.output(offset, bytes);
+        } catch (err) {
+          this.sessionFailed(handle, 'output', err);
+        }
       },
     };
     socket.on('close', () => {
@@ -225,8 +229,12 @@ export class HostClient {
     try {
       call();
     } catch (err) {
-      console.error(`ptydeck: a session failed on its terminal's ${what} (host handle ${handle}): ${(err as Error)?.stack ?? err}`);
+      this.sessionFailed(handle, what, err);
     }
+  }
+
+  private sessionFailed(handle: number, what: string, err: unknown): void {
+    console.error(`ptydeck: a session failed on its terminal's ${what} (host handle ${handle}): ${(err as Error)?.stack ?? err}`);
   }
 
   /** A new handle whose frames go to `listener`. */
