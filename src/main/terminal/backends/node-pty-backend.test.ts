@@ -52,3 +52,26 @@ test('input the program has not read yet is pending; whenInputTaken answers once
     await exited;
   }
 });
+
+test("a listener that throws on its terminal's output is reported, and the terminal goes on: later listeners and the exit still come", async () => {
+  const backend = new NodePtyBackend();
+  const errors: string[] = [];
+  const consoleError = console.error;
+  console.error = (...args: unknown[]) => void errors.push(args.map(String).join(' '));
+  try {
+    const p = backend.spawn({ file: '/bin/sh', args: ['-c', 'echo first; sleep 0.2; echo second'], cwd: '/tmp', env: { PATH: process.env.PATH ?? '' }, cols: 80, rows: 24 });
+    let seen = '';
+    p.onData(() => {
+      throw new Error('this session cannot take output');
+    });
+    p.onData((d) => void (seen += d.toString()));
+    const exited = new Promise<boolean>((resolve) => p.onExit(() => resolve(true)));
+    // Thrown out of node-pty's data event, the failure was an uncaught exception: the server's end.
+    expect(await exited).toBe(true);
+    expect(seen).toContain('first');
+    expect(seen).toContain('second');
+    expect(errors.some((e) => e.includes("failed on its terminal's output") && e.includes('this session cannot take output'))).toBe(true);
+  } finally {
+    console.error = consoleError;
+  }
+});

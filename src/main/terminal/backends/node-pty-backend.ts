@@ -1,6 +1,6 @@
 import { closeSync, constants as fsConstants, openSync, readFileSync, readSync } from 'node:fs';
 import * as pty from 'node-pty';
-import type { Backend, ProcessExit, SpawnSpec, TerminalProcess } from './backend';
+import { reportSessionFailure, type Backend, type ProcessExit, type SpawnSpec, type TerminalProcess } from './backend';
 import { PtyWriter } from './pty-writer';
 import { readIntoSharedBuffer, sharedReadBuffer } from './shared-read-buffer';
 
@@ -185,7 +185,13 @@ class NodePtyProcess implements TerminalProcess {
 
   private deliver(data: Buffer): void {
     this.lastDataAt = Date.now();
-    for (const l of this.listeners) l(data, 1);
+    for (const l of this.listeners) {
+      try {
+        l(data, 1);
+      } catch (err) {
+        reportSessionFailure('output', `pid ${this.proc.pid}`, err);
+      }
+    }
   }
 
   pause(): void {
@@ -223,7 +229,11 @@ class NodePtyProcess implements TerminalProcess {
       this.exited = true;
       this.writer?.close();
       this.releaseSlave();
-      listener({ exitCode: signal ? null : exitCode, signal: signal || null });
+      try {
+        listener({ exitCode: signal ? null : exitCode, signal: signal || null });
+      } catch (err) {
+        reportSessionFailure('exit', `pid ${this.proc.pid}`, err);
+      }
     });
   }
 }

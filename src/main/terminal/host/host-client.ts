@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import type { ProcessExit } from '../backends/backend';
+import { reportSessionFailure, type ProcessExit } from '../backends/backend';
 import { HostConstants } from '../constants';
 import { checkSocketPath, hostPaths } from './host-paths';
 import { spawnHost } from './launch';
@@ -68,7 +68,7 @@ export class HostClient {
         try {
           this.listeners.get(handle)?.output(offset, bytes);
         } catch (err) {
-          this.sessionFailed(handle, 'output', err);
+          reportSessionFailure('output', `host handle ${handle}`, err);
         }
       },
     };
@@ -220,21 +220,13 @@ export class HostClient {
     }
   }
 
-  /**
-   * Hands one session its frame. A session that fails on it (a bug, or its spill file unreadable) is
-   * that session's problem: thrown out of here it would drop the connection, and every other terminal
-   * of this server would be reported as ended.
-   */
+  /** Hands one session its frame; a failure there is the session's own (reportSessionFailure). */
   private tell(handle: number, what: string, call: () => void): void {
     try {
       call();
     } catch (err) {
-      this.sessionFailed(handle, what, err);
+      reportSessionFailure(what, `host handle ${handle}`, err);
     }
-  }
-
-  private sessionFailed(handle: number, what: string, err: unknown): void {
-    console.error(`ptydeck: a session failed on its terminal's ${what} (host handle ${handle}): ${(err as Error)?.stack ?? err}`);
   }
 
   /** A new handle whose frames go to `listener`. */
