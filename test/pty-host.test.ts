@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { HostClient } from '../src/main/terminal/host/host-client';
 import { hostPaths } from '../src/main/terminal/host/host-paths';
 import { stableGateDir } from '../src/main/terminal/line-gate-server';
@@ -242,8 +242,7 @@ test("the shells the host starts keep the user's environment exactly (its glibc 
 test("a session that fails on its terminal's output is its own problem: the connection and the other terminals go on", async () => {
   const client = (await HostClient.connect(home, { start: true }))!;
   const errors: string[] = [];
-  const consoleError = console.error;
-  console.error = (...args: unknown[]) => void errors.push(args.map(String).join(' '));
+  const spy = vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void errors.push(args.map(String).join(' ')));
   const spawnRequest = (id: string) => ({ id, file: '/bin/sh', args: ['-c', 'echo out-$0; exec sleep 60', id], cwd: '/tmp', env: {}, cols: 80, rows: 24, logBytes: 65536, record: null });
   try {
     let closed = false;
@@ -264,7 +263,7 @@ test("a session that fails on its terminal's output is its own problem: the conn
     expect(goodExit).toBe(true);
     client.kill(failing, 9);
   } finally {
-    console.error = consoleError;
+    spy.mockRestore();
     client.close();
   }
 }, 30_000);

@@ -1,4 +1,4 @@
-import { expect, test } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { NodePtyBackend } from './node-pty-backend';
 
 /**
@@ -56,8 +56,7 @@ test('input the program has not read yet is pending; whenInputTaken answers once
 test("a listener that throws on its terminal's output is reported, and the terminal goes on: later listeners and the exit still come", async () => {
   const backend = new NodePtyBackend();
   const errors: string[] = [];
-  const consoleError = console.error;
-  console.error = (...args: unknown[]) => void errors.push(args.map(String).join(' '));
+  const spy = vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void errors.push(args.map(String).join(' ')));
   try {
     const p = backend.spawn({ file: '/bin/sh', args: ['-c', 'echo first; sleep 0.2; echo second'], cwd: '/tmp', env: { PATH: process.env.PATH ?? '' }, cols: 80, rows: 24 });
     let seen = '';
@@ -72,6 +71,6 @@ test("a listener that throws on its terminal's output is reported, and the termi
     expect(seen).toContain('second');
     expect(errors.some((e) => e.includes("failed on its terminal's output") && e.includes('this session cannot take output'))).toBe(true);
   } finally {
-    console.error = consoleError;
+    spy.mockRestore();
   }
 });
