@@ -222,6 +222,7 @@ async function serveTerminal(up: UpgradeRequest, session: Session, q: AttachQuer
     const end = session.log.end;
     let start = Math.max(relay.restoreMark, end - q.replayBytes, session.log.start);
     let bytes = session.log.read(start, end);
+    start = end - bytes.length; // later than asked if bytes were lost while being read
     if (json) {
       const skip = leadingContinuationLength(bytes);
       start += skip;

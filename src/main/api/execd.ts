@@ -177,7 +177,11 @@ function serveExecd(session: Session, ws: WebSocket, since: number, principal: P
   //    or doubled. `since` before the oldest byte kept is clamped to it; the frame's offset says so.
   const end = log.end;
   const from = Math.min(Math.max(since, log.start), end);
-  if (from < end) sendFrame(ws, replayFrame(from, log.read(from, end)), () => undefined);
+  if (from < end) {
+    // The frame says where its bytes begin: later than `from` if some were lost while being read.
+    const bytes = log.read(from, end);
+    sendFrame(ws, replayFrame(end - bytes.length, bytes), () => undefined);
+  }
   sendJson(ws, { type: 'connected', session_id: session.id, mode: session.mode ?? 'pty' });
 
   // 6. Live output. After a gap (this client read too slowly), the next frame is a replay frame whose

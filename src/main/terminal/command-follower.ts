@@ -43,6 +43,11 @@ export class CommandFollower {
     if (from >= end) return lost ? { text: '', lost } : null;
     const hi = Math.min(end, from + FollowerConstants.MaxPieceBytes);
     const bytes = this.log.read(from, hi);
+    if (from < this.log.start) {
+      // Lost while being read (spilled output that could not be read back): counted with the rest.
+      const rest = this.take()!;
+      return { ...rest, lost: rest.lost + lost };
+    }
     let cut: number;
     if (ended && hi === end) cut = bytes.length;
     else {

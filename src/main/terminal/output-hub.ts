@@ -223,7 +223,11 @@ export class LogCursor implements OutputReader, ViewHolder {
       }
       if (this.offset >= log.end) return;
       const chunk = log.chunkAt(this.offset, this.maxFrame);
-      if (!chunk) return;
+      // Null with the offset now before the log's start: those bytes were just lost (a failed read back).
+      if (!chunk) {
+        if (this.offset < log.start) continue;
+        return;
+      }
       let payload = chunk.data;
       if (this.opts.wholeCharacters) {
         const skip = leadingContinuationLength(payload);
@@ -238,6 +242,7 @@ export class LogCursor implements OutputReader, ViewHolder {
           if (end < log.end) {
             // The character continues in the next segment: take it whole from a small copy.
             payload = log.read(this.offset, Math.min(log.end, end + 4 - cut));
+            if (this.offset < log.start) continue;
             payload = payload.subarray(0, payload.length - incompleteTailLength(payload));
           } else payload = payload.subarray(0, payload.length - cut);
           if (payload.length === 0) return; // wait for the rest of the character

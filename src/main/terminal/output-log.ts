@@ -180,13 +180,51 @@ export class OutputLog {
     this.settleSpills(dropped.length);
   }
 
-  private bytesOf(seg: Segment): Buffer {
+  /**
+   * A segment's bytes: its memory, or read back from the spill file. Null when the file cannot give them
+   * back (a disk error): the bytes up to that segment's end are then lost for good, and the log begins
+   * after them, as after an eviction, so every reader sees the loss as the gap it already handles.
+   */
+  private bytesOf(seg: Segment): Buffer | null {
     if (seg.buf) return seg.buf;
     if (this.readBack?.seg === seg) return this.readBack.buf;
     const buf = Buffer.allocUnsafe(seg.used);
-    this.spillFile!.read(buf, seg.start);
+    try {
+      this.spillFile!.read(buf, seg.start);
+    } catch (err) {
+      this.loseThrough(seg, err as Error);
+      return null;
+    }
     this.readBack = { seg, buf };
     return buf;
+  }
+
+  private loseThrough(seg: Segment, err: Error): void {
+    const at = this.segments.indexOf(seg);
+    if (at < 0) throw err; // not this log's: nothing to drop, and a reader would ask again forever
+    const lost = seg.start + seg.used - this.start;
+    console.error(`ptydeck: ${lost} bytes of output spilled to disk could not be read back (${err.message}); readers continue after them`);
+    const gone = this.segments.splice(0, at + 1);
+    for (const g of gone) this.letGo(g);
+    this.trimChannelRuns();
+  }
+
+  /** A segment leaves the front of the log (evicted, or lost): its memory, or its place in the spill file, is let go of. */
+  private letGo(gone: Segment): void {
+    if (gone.buf) {
+      this.keepSpare(gone);
+      gone.spill = undefined;
+      return;
+    }
+    if (this.readBack?.seg === gone) this.readBack = null;
+    // With no spilled segment left, the file is emptied (its disk space given back), unless a write is
+    // on its way to it.
+    if (--this.spilledSegments === 0 && !this.spilling) this.spillFile?.reset();
+  }
+
+  private trimChannelRuns(): void {
+    const start = this.start;
+    while (this.channelRuns.length > 1 && this.channelRuns[1].offset <= start) this.channelRuns.shift();
   }
 
   /** Makes an empty log begin at `offset` (a session re-adopted after a restart resumes its offsets). */
@@ -236,7 +274,8 @@ export class OutputLog {
 
   /**
    * The bytes from `from` up to `maxBytes`, without copying: they stop at the end of a segment and at a
-   * channel change, so a caller loops until it reaches `end`. `from` below `start` is the caller's to handle.
+   * channel change, so a caller loops until it reaches `end`. `from` below `start` is the caller's to
+   * handle, and null with `from` now below `start` means those bytes were just lost (see bytesOf).
    */
   chunkAt(from: number, maxBytes: number): { data: Buffer; channel: number } | null {
     if (from < this.start || from >= this.total) return null;
@@ -245,7 +284,8 @@ export class OutputLog {
     let stop = Math.min(seg.used, within + maxBytes);
     const nextRun = this.channelRuns.find((r) => r.offset > from);
     if (nextRun && nextRun.offset - seg.start < stop) stop = nextRun.offset - seg.start;
-    return { data: this.bytesOf(seg).subarray(within, stop), channel: this.channelAt(from) };
+    const bytes = this.bytesOf(seg);
+    return bytes && { data: bytes.subarray(within, stop), channel: this.channelAt(from) };
   }
 
   /** A reader that hands views of this log (chunkAt) to others: their memory is not reused while it has them out. */
@@ -275,7 +315,11 @@ export class OutputLog {
     return spares.keepAtMost(Math.max(OutputLogConstants.SpareSegments, Math.floor(bytes / OutputLogConstants.SegmentBytes)));
   }
 
-  /** A copy of [from, to), clamped to what is held. */
+  /**
+   * A copy of [from, to), clamped to what is held. The copy always ends at min(to, end); it begins at
+   * `from` unless that is below `start`, or the bytes there were lost while reading them (see bytesOf):
+   * a caller that needs the offset of its first byte takes min(to, end) - length.
+   */
   read(from: number, to: number = this.total): Buffer {
     const lo = Math.max(from, this.start);
     const hi = Math.min(to, this.total);
@@ -286,7 +330,10 @@ export class OutputLog {
       const seg = this.segmentAt(pos);
       const a = pos - seg.start;
       const b = Math.min(seg.used, hi - seg.start);
-      parts.push(this.bytesOf(seg).subarray(a, b));
+      const bytes = this.bytesOf(seg);
+      // Lost: what is left of the range begins after them.
+      if (!bytes) return this.read(from, to);
+      parts.push(bytes.subarray(a, b));
       pos += b - a;
     }
     return parts.length === 1 ? Buffer.from(parts[0]) : Buffer.concat(parts);
@@ -313,6 +360,7 @@ export class OutputLog {
     while (pos > lo && left > 0) {
       const seg = this.segmentAt(pos - 1);
       const bytes = this.bytesOf(seg);
+      if (!bytes) return this.lineStartBefore(end, lines, lowest);
       const floor = Math.max(lo, seg.start) - seg.start;
       let at = pos - seg.start;
       while (left > 0 && at > floor) {
@@ -366,20 +414,10 @@ export class OutputLog {
 
   private evict(): void {
     while (this.segments.length > 1 && this.total - this.segments[1].start >= this.capacity && this.segments[1].start <= this.keepFrom) {
-      const gone = this.segments.shift()!;
-      if (gone.buf) {
-        this.keepSpare(gone);
-        gone.spill = undefined;
-        continue;
-      }
-      if (this.readBack?.seg === gone) this.readBack = null;
-      // With no spilled segment left, the file is emptied (its disk space given back), unless a write is
-      // on its way to it.
-      if (--this.spilledSegments === 0 && !this.spilling) this.spillFile?.reset();
+      this.letGo(this.segments.shift()!);
     }
     // A single oversized segment never exceeds capacity by construction (segments are <= capacity).
-    const start = this.start;
-    while (this.channelRuns.length > 1 && this.channelRuns[1].offset <= start) this.channelRuns.shift();
+    this.trimChannelRuns();
   }
 }
 
