@@ -107,9 +107,9 @@ export interface DurableBackend extends Backend {
 }
 
 /**
- * A session threw while handling its own terminal's output or exit (a bug, or its spill file
- * unreadable). That is the session's problem: thrown on, it would end the reading process's other
- * terminals with it (the server's whole connection to the PTY host, or the server itself).
+ * A session threw while handling its own terminal's output or exit (a bug). That is the session's
+ * problem: thrown on, it would end the reading process's other terminals with it (the server's whole
+ * connection to the PTY host, or the server itself).
  */
 export function reportSessionFailure(what: string, terminal: string, err: unknown): void {
   console.error(`ptydeck: a session failed on its terminal's ${what} (${terminal}): ${(err as Error)?.stack ?? err}`);

@@ -30,7 +30,6 @@ export class TurnWrites {
       this.socket.cork();
       setImmediate(() => this.flush());
     }
-    if (flushed) this.socket.write(buf, () => flushed());
-    else this.socket.write(buf);
+    this.socket.write(buf, flushed);
   }
 }
